@@ -1,0 +1,94 @@
+"""Opening the SQLite file with the settings every connection needs, and write transactions.
+
+WAL gives many readers and one writer; ``synchronous=NORMAL`` is crash-safe in WAL mode (a
+power cut may lose the last commits, never corrupt the file). Writes take the write lock up
+front with ``BEGIN IMMEDIATE`` and retry a bounded number of times when another process holds
+it, so "database is locked" does not reach callers under ordinary contention.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import sqlite3
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+from .errors import StoreUnavailable
+
+BUSY_TIMEOUT_MS = 5_000
+WRITE_RETRY_SECONDS = 60.0
+"""How long a write keeps retrying a busy store before giving up with a clear error."""
+
+
+def open_connection(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
+    """Open ``path`` (creating it 0600 unless ``read_only``) with the store's settings."""
+    try:
+        if read_only:
+            connection = sqlite3.connect(
+                f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+            )
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private_file(path)
+            connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if not read_only:
+            mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if mode.lower() != "wal":
+                connection.close()
+                raise StoreUnavailable(f"{path}: cannot enable WAL journal mode (got {mode})")
+        connection.execute("PRAGMA synchronous = NORMAL")
+        connection.execute("PRAGMA foreign_keys = ON")
+        connection.execute("PRAGMA journal_size_limit = 67108864")
+        connection.execute("PRAGMA cache_size = -16384")
+    except sqlite3.DatabaseError as error:
+        raise StoreUnavailable(f"{path}: {error}") from error
+    except OSError as error:
+        raise StoreUnavailable(f"{path}: {error.strerror or error}") from error
+    return connection
+
+
+def _create_private_file(path: Path) -> None:
+    """Create the file with mode 0600 before SQLite opens it (SQLite would use 0644)."""
+    try:
+        descriptor = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:
+        return
+    os.close(descriptor)
+
+
+def _is_busy(error: sqlite3.OperationalError) -> bool:
+    message = str(error).lower()
+    return "locked" in message or "busy" in message
+
+
+@contextlib.contextmanager
+def write_transaction(
+    connection: sqlite3.Connection, *, retry_seconds: float = WRITE_RETRY_SECONDS
+) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error.
+
+    Taking the lock can fail with "database is locked" when another process holds it past the
+    busy timeout; that is retried with jittered back-off for up to ``retry_seconds``. Once the
+    lock is held the body runs exactly once.
+    """
+    deadline = time.monotonic() + retry_seconds
+    while True:
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            break
+        except sqlite3.OperationalError as error:
+            if not _is_busy(error) or time.monotonic() >= deadline:
+                raise StoreUnavailable(f"the session store stayed busy: {error}") from error
+            time.sleep(random.uniform(0.01, 0.1))
+    try:
+        yield connection
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            connection.execute("ROLLBACK")
+        raise
+    else:
+        connection.execute("COMMIT")

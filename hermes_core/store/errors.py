@@ -1,0 +1,38 @@
+"""Errors raised by the session store. Each carries a message fit for one line of output."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base class of every error the store raises on purpose."""
+
+
+class StoreUnavailable(StoreError):
+    """The store file cannot be opened or read (corrupt, unreadable, locked for too long)."""
+
+
+class StoreTooNew(StoreUnavailable):
+    """The store was written by a newer version of Hermes sessions."""
+
+
+class SessionNotFound(StoreError):
+    """No session matches an id, prefix or title."""
+
+
+class AmbiguousSessionId(StoreError):
+    """A prefix matches more than one session."""
+
+    def __init__(self, reference: str, matches: list[str]) -> None:
+        shown = ", ".join(matches[:5]) + (" …" if len(matches) > 5 else "")
+        super().__init__(
+            f"'{reference}' matches {len(matches)} sessions ({shown}); give more characters"
+        )
+        self.matches = matches
+
+
+class InvalidTitle(StoreError):
+    """A title is empty, too long or already used."""
+
+
+class TitleInUse(InvalidTitle):
+    """Another session already has this title."""

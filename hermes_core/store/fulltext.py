@@ -1,0 +1,120 @@
+"""Keeping the full-text indexes in step with ``messages``.
+
+Two indexes:
+
+* ``messages_fts`` — FTS5 with the ``unicode61`` tokenizer, *external content* (the text is
+  stored once, in ``messages``) read through the ``messages_fts_source`` view, which indexes
+  only the first ``TOOL_OUTPUT_INDEXED_CHARS`` characters of tool output.
+* ``messages_cjk`` — FTS5 ``trigram`` over only the CJK runs of messages. ``unicode61`` keeps a
+  run of CJK characters as one token, so a Chinese or Japanese word inside a sentence cannot
+  be found through the word index; the trigram index finds 3+ character substrings, and a
+  scan of this small table finds 1–2 character ones. Few messages contain CJK, so it stays
+  small (a trigram index over everything is 2–3× the text).
+
+The application writes index rows itself, in the same transaction as the messages, instead of
+triggers: triggers make bulk loads 2.6–3.3× slower (see DESIGN §3). Every write to
+``messages`` goes through the store, which calls these functions.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+TOOL_OUTPUT_INDEXED_CHARS = 2000
+"""How much of a tool's output is searchable. Changing it needs a migration that rebuilds."""
+
+_CJK_RUN = re.compile(
+    "["
+    "\u3040-\u30ff"  # hiragana, katakana
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK ideographs
+    "\uac00-\ud7af"  # hangul syllables
+    "\U00020000-\U0002fa1f"  # CJK extensions
+    "]+"
+)
+
+
+def indexed_text(role: str, content: str) -> str:
+    """The part of a message the indexes cover (mirrors ``messages_fts_source``)."""
+    return content[:TOOL_OUTPUT_INDEXED_CHARS] if role == "tool" else content
+
+
+def cjk_runs(text: str) -> str | None:
+    """The CJK runs of ``text`` joined by spaces, or None when it has none."""
+    runs = _CJK_RUN.findall(text)
+    return " ".join(runs) if runs else None
+
+
+def index_new_messages(
+    connection: sqlite3.Connection, first_id: int, last_id: int, cjk_rows: Sequence[tuple[int, str]]
+) -> None:
+    """Index messages ``first_id``..``last_id`` just inserted in this transaction."""
+    connection.execute(
+        "INSERT INTO messages_fts(rowid, content) "
+        "SELECT id, content FROM messages_fts_source WHERE id BETWEEN ? AND ?",
+        (first_id, last_id),
+    )
+    if cjk_rows:
+        connection.executemany("INSERT INTO messages_cjk(rowid, text) VALUES (?, ?)", cjk_rows)
+
+
+def unindex_messages(connection: sqlite3.Connection, where_sql: str, params: Iterable[object]) -> None:
+    """Remove the index rows of the messages matching ``where_sql`` (on table ``messages``),
+    before those messages are deleted or changed. External-content deletes must be given the
+    exact text that was indexed, which the source view still returns at this point."""
+    params = list(params)
+    connection.execute(
+        "INSERT INTO messages_fts(messages_fts, rowid, content) "
+        "SELECT 'delete', id, content FROM messages_fts_source "
+        f"WHERE id IN (SELECT id FROM messages WHERE {where_sql})",
+        params,
+    )
+    connection.execute(
+        f"DELETE FROM messages_cjk WHERE rowid IN (SELECT id FROM messages WHERE {where_sql})",
+        params,
+    )
+
+
+def rebuild_cjk_index(connection: sqlite3.Connection, batch: int = 5000) -> int:
+    """Refill ``messages_cjk`` from ``messages``; returns how many messages hold CJK text."""
+    connection.execute("DELETE FROM messages_cjk")
+    cursor = connection.execute("SELECT id, role, content FROM messages ORDER BY id")
+    found = 0
+    while rows := cursor.fetchmany(batch):
+        cjk_rows = []
+        for message_id, role, content in rows:
+            runs = cjk_runs(indexed_text(role, content or ""))
+            if runs:
+                cjk_rows.append((message_id, runs))
+        if cjk_rows:
+            connection.executemany("INSERT INTO messages_cjk(rowid, text) VALUES (?, ?)", cjk_rows)
+            found += len(cjk_rows)
+    return found
+
+
+def rebuild(connection: sqlite3.Connection) -> None:
+    """Rebuild both indexes from ``messages`` (for repair)."""
+    connection.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
+    rebuild_cjk_index(connection)
+
+
+def check(connection: sqlite3.Connection) -> str | None:
+    """None when the word index matches ``messages``; otherwise what is wrong."""
+    try:
+        connection.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+    except sqlite3.DatabaseError as error:
+        return f"full-text index out of step with messages ({error})"
+    indexed = connection.execute("SELECT count(*) FROM messages_cjk").fetchone()[0]
+    orphaned = connection.execute(
+        "SELECT count(*) FROM messages_cjk WHERE rowid NOT IN (SELECT id FROM messages)"
+    ).fetchone()[0]
+    if orphaned:
+        return f"CJK index holds {orphaned} of {indexed} rows for deleted messages"
+    return None
+
+
+def optimize(connection: sqlite3.Connection) -> None:
+    """Merge every index's segments into one b-tree (smaller and faster to query)."""
+    connection.execute("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
+    connection.execute("INSERT INTO messages_cjk(messages_cjk) VALUES ('optimize')")

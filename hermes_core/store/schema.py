@@ -1,0 +1,168 @@
+"""The store's schema and its migrations.
+
+The schema version lives in ``PRAGMA user_version``. Migrations are ordered functions; each
+runs inside one transaction together with the version bump, so a store is always at exactly
+one version. Opening a store written by a newer version is refused (never "repaired").
+
+Version history:
+
+1. sessions, messages, the word index ``messages_fts``, system prompts, gateway routing,
+   state_meta.
+2. ``messages_cjk``: a trigram index over only the CJK runs of messages (backfilled).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from . import fulltext
+from .connection import write_transaction
+from .errors import StoreTooNew, StoreUnavailable
+
+TOOL_OUTPUT_INDEXED_CHARS = fulltext.TOOL_OUTPUT_INDEXED_CHARS
+
+_V1 = f"""
+CREATE TABLE system_prompts (
+    hash   TEXT PRIMARY KEY,
+    prompt TEXT NOT NULL
+);
+
+CREATE TABLE sessions (
+    id                 TEXT PRIMARY KEY,
+    source             TEXT NOT NULL,
+    user_id            TEXT,
+    title              TEXT,
+    title_source       TEXT,
+    model              TEXT,
+    model_config       TEXT,
+    system_prompt_hash TEXT REFERENCES system_prompts(hash),
+    parent_session_id  TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+    parent_kind        TEXT CHECK (parent_kind IN ('compression', 'branch', 'delegate', 'reset')),
+    started_at         REAL NOT NULL,
+    ended_at           REAL,
+    end_reason         TEXT,
+    last_active_at     REAL NOT NULL,
+    cwd                TEXT,
+    git_branch         TEXT,
+    git_repo_root      TEXT,
+    chat_id            TEXT,
+    chat_type          TEXT,
+    thread_id          TEXT,
+    session_key        TEXT,
+    billing_provider   TEXT,
+    cost_actual_usd    REAL,
+    cost_estimated_usd REAL,
+    input_tokens       INTEGER NOT NULL DEFAULT 0,
+    output_tokens      INTEGER NOT NULL DEFAULT 0,
+    message_count      INTEGER NOT NULL DEFAULT 0,
+    tool_call_count    INTEGER NOT NULL DEFAULT 0,
+    pinned             INTEGER NOT NULL DEFAULT 0,
+    archived           INTEGER NOT NULL DEFAULT 0,
+    metadata           TEXT
+);
+CREATE UNIQUE INDEX idx_sessions_title ON sessions(title) WHERE title IS NOT NULL;
+CREATE INDEX idx_sessions_activity ON sessions(last_active_at);
+CREATE INDEX idx_sessions_started ON sessions(started_at);
+CREATE INDEX idx_sessions_parent ON sessions(parent_session_id) WHERE parent_session_id IS NOT NULL;
+CREATE INDEX idx_sessions_source ON sessions(source, last_active_at);
+CREATE INDEX idx_sessions_session_key ON sessions(session_key) WHERE session_key IS NOT NULL;
+
+CREATE TABLE messages (
+    id                  INTEGER PRIMARY KEY,
+    session_id          TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    role                TEXT NOT NULL,
+    content             TEXT NOT NULL DEFAULT '',
+    tool_calls          TEXT,
+    tool_call_id        TEXT,
+    tool_name           TEXT,
+    reasoning           TEXT,
+    timestamp           REAL NOT NULL,
+    token_count         INTEGER,
+    platform_message_id TEXT
+);
+CREATE INDEX idx_messages_session ON messages(session_id, id);
+
+-- What the word index covers: every message's content, but only the head of tool output
+-- (long logs would otherwise dominate the index). snippet() reads back through this view.
+CREATE VIEW messages_fts_source AS
+    SELECT id,
+           CASE WHEN role = 'tool' THEN substr(content, 1, {TOOL_OUTPUT_INDEXED_CHARS})
+                ELSE content END AS content
+    FROM messages;
+CREATE VIRTUAL TABLE messages_fts USING fts5(
+    content, content='messages_fts_source', content_rowid='id'
+);
+
+CREATE TABLE gateway_routing (
+    session_key TEXT PRIMARY KEY,
+    session_id  TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+    platform    TEXT NOT NULL,
+    origin      TEXT,
+    updated_at  REAL NOT NULL,
+    expires_at  REAL
+);
+
+CREATE TABLE state_meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT
+);
+"""
+
+_V2 = """
+CREATE VIRTUAL TABLE messages_cjk USING fts5(text, tokenize='trigram');
+"""
+
+
+def _migrate_to_1(connection: sqlite3.Connection) -> None:
+    for statement in _split_statements(_V1):
+        connection.execute(statement)
+
+
+def _migrate_to_2(connection: sqlite3.Connection) -> None:
+    for statement in _split_statements(_V2):
+        connection.execute(statement)
+    fulltext.rebuild_cjk_index(connection)
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_to_1, _migrate_to_2]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _split_statements(script: str) -> list[str]:
+    """Split a script of simple statements (no triggers) for execution inside a transaction;
+    ``executescript`` would commit the open transaction first."""
+    statements: list[str] = []
+    for chunk in script.split(";"):
+        lines = [line for line in chunk.splitlines() if not line.strip().startswith("--")]
+        text = "\n".join(lines).strip()
+        if text:
+            statements.append(text)
+    return statements
+
+
+def schema_version(connection: sqlite3.Connection) -> int:
+    version: int = connection.execute("PRAGMA user_version").fetchone()[0]
+    return version
+
+
+def migrate(connection: sqlite3.Connection, *, target: int = SCHEMA_VERSION) -> int:
+    """Bring the store up to ``target``; returns the version it was at before."""
+    try:
+        found = schema_version(connection)
+    except sqlite3.DatabaseError as error:
+        raise StoreUnavailable(f"cannot read the store: {error}") from error
+    if found > SCHEMA_VERSION:
+        raise StoreTooNew(
+            f"this session store was written by a newer Hermes sessions (schema v{found}; this "
+            f"version understands up to v{SCHEMA_VERSION}): upgrade hermes-sessions to use it"
+        )
+    if found >= target:
+        return found
+    with write_transaction(connection):
+        # Another process may have migrated while we waited for the lock.
+        current = schema_version(connection)
+        for version in range(current + 1, target + 1):
+            MIGRATIONS[version - 1](connection)
+            connection.execute(f"PRAGMA user_version = {version}")
+    return found

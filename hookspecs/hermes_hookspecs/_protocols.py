@@ -1,0 +1,111 @@
+"""The component protocols: what a plugin registers through the ``hermes_register_*`` hooks.
+
+They are :class:`typing.Protocol` classes, so a plugin implements them by shape; it never
+subclasses anything from the core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, BinaryIO, Protocol, runtime_checkable
+
+from ._types import (
+    ExportOptions,
+    ExportResult,
+    ImportCandidate,
+    ImportedSession,
+    SessionRecord,
+)
+
+
+@runtime_checkable
+class SessionSource(Protocol):
+    """An origin of sessions (SPEC O1). :class:`~hermes_hookspecs.SourceInfo` implements it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def short_label(self) -> str: ...
+    @property
+    def interactive(self) -> bool: ...
+    @property
+    def gateway(self) -> bool: ...
+    @property
+    def supports_threads(self) -> bool: ...
+    @property
+    def reapable(self) -> bool: ...
+
+
+class ExportSink(Protocol):
+    """Where an exporter writes: the core opens files for it (atomic, created 0600)."""
+
+    def open_binary(self, relative_name: str) -> BinaryIO:
+        """A file under the export destination (or stdout for ``-``), opened for writing."""
+        ...
+
+    @property
+    def destination(self) -> Path | None:
+        """The file or directory being written, or None for stdout."""
+        ...
+
+
+@runtime_checkable
+class Exporter(Protocol):
+    """An export format (``jsonl``, ``md``, ``html``…)."""
+
+    name: str
+    extension: str
+    description: str
+    redact_by_default: bool
+
+    def export(
+        self, sessions: Iterator[SessionRecord], sink: ExportSink, options: ExportOptions
+    ) -> ExportResult:
+        """Write ``sessions`` (an iterator: hold one at a time) and report every file written."""
+        ...
+
+
+@runtime_checkable
+class Importer(Protocol):
+    """A reader of another tool's session logs. Pure reader: the core stores what it yields."""
+
+    name: str
+    label: str
+
+    def discover(self, env: Mapping[str, str]) -> Iterable[ImportCandidate]:
+        """The logs found in their default places (``env`` is the process environment)."""
+        ...
+
+    def sniff(self, path: Path) -> bool:
+        """True when ``path`` looks like a log this importer reads."""
+        ...
+
+    def read(self, path: Path, resume_from: str | None = None) -> Iterator[ImportedSession]:
+        """Stream the sessions in ``path``, starting after ``resume_from`` (a cursor it gave)."""
+        ...
+
+
+@runtime_checkable
+class PlatformAdapter(SessionSource, Protocol):
+    """A messaging platform: a session source that can also connect, receive and send."""
+
+    def connect(self, config: Mapping[str, Any]) -> None:
+        """Open the connection with the platform's settings from ``config.yaml``."""
+        ...
+
+    def send(self, chat_id: str, text: str, thread_id: str | None = None) -> str | None:
+        """Send a message; returns the platform's message id when it gives one."""
+        ...
+
+    def session_key(
+        self, chat_type: str, chat_id: str, user_id: str | None, thread_id: str | None
+    ) -> str:
+        """The routing key of a conversation (SPEC G1)."""
+        ...
+
+    def create_thread(self, chat_id: str, title: str) -> str | None:
+        """Open a thread/topic and return its id; None where threads are not supported."""
+        ...

@@ -1,0 +1,236 @@
+"""Plain data that crosses the boundary between the core and its plugins.
+
+Everything here is a small, typed dataclass with no behaviour beyond convenience accessors,
+so a plugin author can build and inspect these values without importing the core.
+Timestamps are POSIX seconds (UTC) as floats; ``None`` means "not known".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+Role = Literal["system", "user", "assistant", "tool"]
+"""The role of a message. ``tool`` messages carry a tool's output."""
+
+ParentKind = Literal["compression", "branch", "delegate", "reset"]
+"""Why a session has a parent: a compression continuation, a ``/branch`` child, a
+delegate/subagent working for the parent, or the session that followed a ``/new``/reset."""
+
+END_REASONS: Mapping[str, str] = {
+    "user_exit": "the person closed the conversation",
+    "new_session": "replaced by /new",
+    "reset": "reset by a gateway reset policy or /reset",
+    "compression": "continued in a compression continuation",
+    "branched": "branched with /branch",
+    "handoff": "handed off to another platform",
+    "timeout": "idle timeout",
+    "error": "ended by an error",
+    "imported": "a finished log imported from another tool",
+    "done": "the task finished (cron, batch, delegate)",
+    "superseded_by_repair": "retired by repair-routing",
+    "startup_orphan_reap": "left open by a process that died; closed at start-up",
+}
+"""The documented vocabulary of end reasons. Other strings are stored as given."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool invocation requested by an assistant message."""
+
+    name: str
+    arguments: str = "{}"
+    """The arguments as the model produced them (usually JSON text)."""
+    id: str | None = None
+
+
+@dataclass(slots=True)
+class Message:
+    """One message of a session.
+
+    ``id`` and ``session_id`` are assigned by the store; leave them ``None`` when building
+    messages to append or import.
+    """
+
+    role: Role
+    content: str
+    timestamp: float | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    reasoning: str | None = None
+    token_count: int | None = None
+    platform_message_id: str | None = None
+    id: int | None = None
+    session_id: str | None = None
+
+
+@dataclass(slots=True)
+class Session:
+    """A session's metadata, as stored (messages travel separately)."""
+
+    id: str
+    source: str
+    started_at: float
+    title: str | None = None
+    title_source: Literal["user", "auto", "import", "lineage"] | None = None
+    user_id: str | None = None
+    model: str | None = None
+    model_config: dict[str, Any] | None = None
+    system_prompt: str | None = None
+    parent_session_id: str | None = None
+    parent_kind: ParentKind | None = None
+    ended_at: float | None = None
+    end_reason: str | None = None
+    last_active_at: float | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+    git_repo_root: str | None = None
+    chat_id: str | None = None
+    chat_type: str | None = None
+    thread_id: str | None = None
+    session_key: str | None = None
+    billing_provider: str | None = None
+    cost_actual_usd: float | None = None
+    cost_estimated_usd: float | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    message_count: int = 0
+    tool_call_count: int = 0
+    pinned: bool = False
+    archived: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+    """Free-form extra data (provenance of imports, platform details)."""
+
+    @property
+    def is_active(self) -> bool:
+        """True while the session has not ended."""
+        return self.ended_at is None
+
+    @property
+    def workspace(self) -> str | None:
+        """The workspace key: the git repository root, else the working directory."""
+        return self.git_repo_root or self.cwd
+
+    @property
+    def cost_usd(self) -> float | None:
+        """The actual cost when known, else the estimate."""
+        return self.cost_actual_usd if self.cost_actual_usd is not None else self.cost_estimated_usd
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """A session origin (SPEC O1) as registered through ``hermes_register_sources``.
+
+    It satisfies the :class:`~hermes_hookspecs.SessionSource` protocol.
+    """
+
+    name: str
+    """The value stored in ``sessions.source`` (``cli``, ``telegram``, ``claude-code``…)."""
+    label: str
+    """A human label: ``Telegram``."""
+    short_label: str
+    """At most 6 characters, for narrow listing columns: ``tele``."""
+    interactive: bool = False
+    """A person types into it live (search ranking, bare ``-c`` eligibility)."""
+    gateway: bool = False
+    """A messaging platform: 8-hex session ids and session keys."""
+    supports_threads: bool = False
+    """Can open a thread/topic for a conversation."""
+    reapable: bool = False
+    """Stale open sessions of this origin may be closed at start-up."""
+
+
+@dataclass(frozen=True, slots=True)
+class RedactionRule:
+    """A secret pattern. ``keywords`` are cheap substrings; the regex only runs on text that
+    contains one of them (an empty tuple means always run)."""
+
+    name: str
+    pattern: str
+    keywords: tuple[str, ...] = ()
+    replacement: str = "[REDACTED]"
+
+
+@dataclass(slots=True)
+class SessionRecord:
+    """A session with its messages, as handed to exporters (already selected and redacted)."""
+
+    session: Session
+    messages: list[Message]
+    children: tuple[str, ...] = ()
+    """Ids of delegate/subagent sessions working for this one."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExportOptions:
+    """How an export was asked for."""
+
+    output: str | None
+    """The OUTPUT argument: a path, ``-`` for stdout, or None for the exporter's default."""
+    single_session: bool
+    """True when exactly one session was selected with ``--session-id``."""
+    redacted: bool = False
+    only: Literal["user-prompts"] | None = None
+    lineage: Literal["single", "logical"] = "single"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedFile:
+    """One file an exporter wrote, for the manifest and ``--delete-after-verified``."""
+
+    path: Path
+    session_ids: tuple[str, ...]
+    message_count: int
+    sha256: str
+
+
+@dataclass(slots=True)
+class ExportResult:
+    """What an export wrote."""
+
+    files: list[ExportedFile] = field(default_factory=list)
+    sessions_written: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ImportCandidate:
+    """A foreign session log an importer found, for the import picker."""
+
+    importer: str
+    path: Path
+    foreign_id: str
+    title_guess: str | None = None
+    cwd: str | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    turn_count: int | None = None
+
+
+@dataclass(slots=True)
+class ImportedSession:
+    """One session read from a foreign log; the core stores it.
+
+    ``messages`` is an iterator so a large log streams; ``cursor`` (e.g. a byte offset) is
+    where a later import of the same file resumes reading once ``messages`` is exhausted.
+    """
+
+    foreign_id: str
+    source: str
+    messages: Iterator[Message]
+    title_hint: str | None = None
+    started_at: float | None = None
+    ended_at: float | None = None
+    cwd: str | None = None
+    git_branch: str | None = None
+    model: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    parent_foreign_id: str | None = None
+    """Set on delegate/subagent transcripts: the foreign id of the session they worked for."""
+    cursor: str | None = None
+    warnings: dict[str, int] = field(default_factory=dict)
+    """Counts of skipped input by reason (``malformed line``, ``unknown record type``…)."""
