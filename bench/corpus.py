@@ -39,13 +39,70 @@ _SYLLABLES = [
     for c in ["b", "c", "d", "f", "g", "h", "j", "k", "l", "m", "n", "p", "r", "s", "t", "v", "w"]
     for v in ["a", "e", "i", "o", "u", "ai", "ou"]
 ]
-_ENGLISH_HEAD = (
-    "the of and to in is that it for you with on as this be are not or have from by at but "
-    "can we an if will all what your do there which use file function error when test code "
-    "run so more one new time data should need like would about make then value out also"
-).split()
+_ENGLISH_HEAD = [
+    "the",
+    "of",
+    "and",
+    "to",
+    "in",
+    "is",
+    "that",
+    "it",
+    "for",
+    "you",
+    "with",
+    "on",
+    "as",
+    "this",
+    "be",
+    "are",
+    "not",
+    "or",
+    "have",
+    "from",
+    "by",
+    "at",
+    "but",
+    "can",
+    "we",
+    "an",
+    "if",
+    "will",
+    "all",
+    "what",
+    "your",
+    "do",
+    "there",
+    "which",
+    "use",
+    "file",
+    "function",
+    "error",
+    "when",
+    "test",
+    "code",
+    "run",
+    "so",
+    "more",
+    "one",
+    "new",
+    "time",
+    "data",
+    "should",
+    "need",
+    "like",
+    "would",
+    "about",
+    "make",
+    "then",
+    "value",
+    "out",
+    "also",
+]
 _CJK_CHARS = "的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可也你说"
-_KANA = "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわをん"
+_KANA = (
+    "あいうえおかきくけこさしすせそたちつてとなにぬねのはひふへほまみむめもやゆよらりるれろわをん"
+)
 
 
 def _build_vocabulary(rng: random.Random) -> list[str]:
@@ -120,7 +177,9 @@ class CorpusGenerator:
             index=index,
             source=rng.choice(sources),
             started_at=started_at,
-            title=f"Session {index} " + " ".join(self.words(rng, 3)) if rng.random() < 0.6 else None,
+            title=(
+                f"Session {index} " + " ".join(self.words(rng, 3)) if rng.random() < 0.6 else None
+            ),
             cwd=f"/home/dev/projects/{rng.choice(['atlas', 'hermes', 'orion', 'vega'])}",
             model=rng.choice(["gpt-5", "claude-sonnet-4", "qwen3-coder", "gemini-2.5-pro"]),
         )
@@ -130,7 +189,9 @@ class CorpusGenerator:
             role = next(role_cycle)
             clock += rng.uniform(2, 240)
             content = self._content(rng, role)
-            tool_name = rng.choice(["terminal", "read_file", "web_search", "patch"]) if role == "tool" else None
+            tool_name = None
+            if role == "tool":
+                tool_name = rng.choice(["terminal", "read_file", "web_search", "patch"])
             session.messages.append(CorpusMessage(role, content, clock, tool_name))
         return session
 
@@ -146,10 +207,7 @@ class CorpusGenerator:
     def _content(self, rng: random.Random, role: str) -> str:
         low, high = {"user": (20, 400), "assistant": (200, 3000), "tool": (500, 20_000)}[role]
         target = int(math.exp(rng.uniform(math.log(low), math.log(high))))
-        if role == "tool":
-            text = self._tool_output(rng, target)
-        else:
-            text = self._prose(rng, target)
+        text = self._tool_output(rng, target) if role == "tool" else self._prose(rng, target)
         planted = []
         if rng.random() < RARE_RATE:
             planted.append(RARE_TERM)

@@ -41,10 +41,15 @@ def _generate(path: Path, session_id: str, events: SessionEvents) -> None:
         log.warning("automatic title for %s failed", session_id, exc_info=True)
 
 
-def generate_title_in_background(path: Path, session_id: str, events: SessionEvents) -> threading.Thread:
+def generate_title_in_background(
+    path: Path, session_id: str, events: SessionEvents
+) -> threading.Thread:
     """Start the worker thread for ``session_id`` and return it."""
     thread = threading.Thread(
-        target=_generate, args=(path, session_id, events), name=f"hermes-title-{session_id}", daemon=True
+        target=_generate,
+        args=(path, session_id, events),
+        name=f"hermes-title-{session_id}",
+        daemon=True,
     )
     thread.start()
     return thread

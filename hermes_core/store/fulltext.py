@@ -59,7 +59,9 @@ def index_new_messages(
         connection.executemany("INSERT INTO messages_cjk(rowid, text) VALUES (?, ?)", cjk_rows)
 
 
-def unindex_messages(connection: sqlite3.Connection, where_sql: str, params: Iterable[object]) -> None:
+def unindex_messages(
+    connection: sqlite3.Connection, where_sql: str, params: Iterable[object]
+) -> None:
     """Remove the index rows of the messages matching ``where_sql`` (on table ``messages``),
     before those messages are deleted or changed. External-content deletes must be given the
     exact text that was indexed, which the source view still returns at this point."""
@@ -102,7 +104,9 @@ def rebuild(connection: sqlite3.Connection) -> None:
 def check(connection: sqlite3.Connection) -> str | None:
     """None when the word index matches ``messages``; otherwise what is wrong."""
     try:
-        connection.execute("INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)")
+        connection.execute(
+            "INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)"
+        )
     except sqlite3.DatabaseError as error:
         return f"full-text index out of step with messages ({error})"
     indexed = connection.execute("SELECT count(*) FROM messages_cjk").fetchone()[0]

@@ -25,16 +25,21 @@ def sessions_with_prefix(connection: sqlite3.Connection, prefix: str, limit: int
 
 
 def newest_in_lineage(connection: sqlite3.Connection, title: str) -> str | None:
-    """The newest session titled ``title`` or ``<base> #N`` of the same lineage."""
+    """The newest session of the lineage ``title`` starts (``my project`` → ``my project #3``);
+    a numbered title (``my project #2``) is that session itself."""
     base, _ = split_lineage_title(title)
     rows = connection.execute(
         "SELECT id, title FROM sessions WHERE title = ? OR substr(title, 1, ?) = ? "
         "ORDER BY started_at DESC, id DESC",
         (base, len(base) + 2, base + " #"),
     ).fetchall()
-    exact = [session_id for session_id, found in rows if found == title]
-    family = [session_id for session_id, found in rows if split_lineage_title(found)[0] == base]
-    if family and (exact or title == base):
+    exact: list[str] = [session_id for session_id, found in rows if found == title]
+    family: list[str] = [
+        session_id for session_id, found in rows if split_lineage_title(found)[0] == base
+    ]
+    if exact and title != base:
+        return exact[0]  # a numbered title names one member of the lineage
+    if family and title == base:
         return family[0]
     return exact[0] if exact else None
 

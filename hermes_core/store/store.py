@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hermes_hookspecs import Message, ParentKind, Session
 
@@ -26,12 +26,18 @@ from .lookup import resolve_reference
 from .rows import (
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
+    SESSION_COLUMNS_QUALIFIED,
     message_from_row,
     session_from_row,
     tool_calls_to_json,
 )
 from .schema import migrate
 from .titles import MAX_TITLE_LENGTH, cut_title, lineage_title, sanitize_title, split_lineage_title
+
+if TYPE_CHECKING:
+    from hermes_core.selection.filters import SessionFilter
+
+    from .maintenance import StoreStats
 
 STATE_DB_NAME = "state.db"
 AUTO_TITLE_WINDOW = 20
@@ -115,13 +121,24 @@ class SessionStore:
         if (parent_session_id is None) != (parent_kind is None):
             raise ValueError("parent_session_id and parent_kind go together")
         started = time.time() if started_at is None else started_at
+        generated = session_id is None
         session_id = session_id or new_session_id(gateway=gateway, now=started)
         with write_transaction(self._connection) as db:
+            # 6 hex digits collide easily among sessions started in the same second (bulk
+            # imports): draw again rather than refuse an id the caller never chose.
+            taken = "SELECT 1 FROM sessions WHERE id = ?"
+            while generated and db.execute(taken, (session_id,)).fetchone():
+                session_id = new_session_id(gateway=gateway, now=started)
             queued = self._take_queued_title(db, session_id)
             clean_title, title_source = None, None
-            if title is not None or queued is not None:
-                clean_title = self._checked_manual_title(db, title if title is not None else queued)
-                title_source = "user"
+            if title is not None:
+                clean_title, title_source = self._checked_manual_title(db, title), "user"
+            elif queued is not None:
+                # Checked when queued, but another session may have taken it since: record
+                # the session untitled rather than refuse to record it at all.
+                taken = db.execute("SELECT 1 FROM sessions WHERE title = ?", (queued,)).fetchone()
+                if not taken:
+                    clean_title, title_source = queued, "user"
             prompt_hash = self._store_system_prompt(db, system_prompt)
             columns = {
                 "id": session_id,
@@ -140,7 +157,9 @@ class SessionStore:
             names = ", ".join(columns)
             marks = ", ".join("?" for _ in columns)
             try:
-                db.execute(f"INSERT INTO sessions ({names}) VALUES ({marks})", list(columns.values()))
+                db.execute(
+                    f"INSERT INTO sessions ({names}) VALUES ({marks})", list(columns.values())
+                )
             except sqlite3.IntegrityError as error:
                 if "sessions.id" in str(error):
                     raise ValueError(f"a session with id {session_id} already exists") from error
@@ -156,7 +175,7 @@ class SessionStore:
         """Set a title now if the session exists, else keep it for when it is created (S4)."""
         with write_transaction(self._connection) as db:
             exists = db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            clean = self._checked_manual_title(db, title)
+            clean = self._checked_manual_title(db, title, exclude_id=session_id)
             if exists:
                 self._write_title(db, session_id, clean, "user")
             else:
@@ -185,7 +204,9 @@ class SessionStore:
         newest session of that title's compression lineage)."""
         return resolve_reference(self._connection, reference)
 
-    def end_session(self, session_id: str, reason: str, *, ended_at: float | None = None) -> Session:
+    def end_session(
+        self, session_id: str, reason: str, *, ended_at: float | None = None
+    ) -> Session:
         """Mark a session ended with ``reason`` (see ``END_REASONS``). Ending twice keeps the first."""
         ended = time.time() if ended_at is None else ended_at
         with write_transaction(self._connection) as db:
@@ -193,7 +214,10 @@ class SessionStore:
                 "UPDATE sessions SET ended_at = ?, end_reason = ? WHERE id = ? AND ended_at IS NULL",
                 (ended, reason, session_id),
             ).rowcount
-            if not changed and not db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+            if (
+                not changed
+                and not db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            ):
                 raise SessionNotFound(f"no session {session_id}")
         session = self.get_session(session_id)
         if changed and self._events is not None:
@@ -203,7 +227,9 @@ class SessionStore:
     def reopen_session(self, session_id: str) -> None:
         """Clear the end marks of a session that is being resumed."""
         with write_transaction(self._connection) as db:
-            db.execute("UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ?", (session_id,))
+            db.execute(
+                "UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ?", (session_id,)
+            )
 
     def set_title(self, session_id: str, title: str) -> Session:
         """Set a title by hand: sanitised, at most 100 characters, unique (SPEC S4)."""
@@ -225,8 +251,18 @@ class SessionStore:
             self.end_session(session_id, "compression")
         inherited = {
             name: getattr(parent, name)
-            for name in ("user_id", "model", "cwd", "git_branch", "git_repo_root", "chat_id",
-                         "chat_type", "thread_id", "session_key", "billing_provider")
+            for name in (
+                "user_id",
+                "model",
+                "cwd",
+                "git_branch",
+                "git_repo_root",
+                "chat_id",
+                "chat_type",
+                "thread_id",
+                "session_key",
+                "billing_provider",
+            )
         }
         inherited.update(fields)
         child = self.create_session(
@@ -256,10 +292,18 @@ class SessionStore:
             found_base, number = split_lineage_title(title)
             if found_base == base:
                 highest = max(highest, number)
-        suffix = f" #{highest + 1}"
-        if len(base) + len(suffix) > MAX_TITLE_LENGTH:
-            base = base[: MAX_TITLE_LENGTH - len(suffix)].rstrip()
-        return lineage_title(base, highest + 1)
+        # A base cut to make room for the suffix is another lineage to the query above, so
+        # its numbers can already be taken: skip to the first free one.
+        number = highest + 1
+        while True:
+            suffix = f" #{number}"
+            stem = base
+            if len(stem) + len(suffix) > MAX_TITLE_LENGTH:
+                stem = stem[: MAX_TITLE_LENGTH - len(suffix)].rstrip()
+            title = lineage_title(stem, number)
+            if not db.execute("SELECT 1 FROM sessions WHERE title = ?", (title,)).fetchone():
+                return title
+            number += 1
 
     def delete_session(self, session_id: str) -> list[str]:
         """Delete a session with its messages; its delegate/subagent children go with it,
@@ -356,11 +400,113 @@ class SessionStore:
                 "cost_estimated_usd = CASE WHEN ? IS NULL THEN cost_estimated_usd "
                 "  ELSE coalesce(cost_estimated_usd, 0) + ? END, "
                 "billing_provider = coalesce(?, billing_provider) WHERE id = ?",
-                (input_tokens, output_tokens, cost_actual_usd, cost_actual_usd,
-                 cost_estimated_usd, cost_estimated_usd, billing_provider, session_id),
+                (
+                    input_tokens,
+                    output_tokens,
+                    cost_actual_usd,
+                    cost_actual_usd,
+                    cost_estimated_usd,
+                    cost_estimated_usd,
+                    billing_provider,
+                    session_id,
+                ),
             ).rowcount
             if not changed:
                 raise SessionNotFound(f"no session {session_id}")
+
+    def select_sessions(
+        self,
+        selection: SessionFilter | None = None,
+        *,
+        newest_first: bool = True,
+        limit: int | None = None,
+        pinned_first: bool = False,
+    ) -> list[Session]:
+        """Sessions matching ``selection`` (SPEC F1), by last activity."""
+        return list(
+            self.iter_selected(
+                selection, newest_first=newest_first, limit=limit, pinned_first=pinned_first
+            )
+        )
+
+    def iter_selected(
+        self,
+        selection: SessionFilter | None = None,
+        *,
+        newest_first: bool = True,
+        limit: int | None = None,
+        pinned_first: bool = False,
+    ) -> Iterator[Session]:
+        """Stream the sessions matching ``selection`` without holding them all."""
+        from hermes_core.selection.filters import SessionFilter, build_where
+
+        where, params = build_where(selection or SessionFilter())
+        return self._query_sessions(
+            where, params, newest_first=newest_first, limit=limit, pinned_first=pinned_first
+        )
+
+    def list_sessions(
+        self, selection: SessionFilter | None = None, *, limit: int = 20
+    ) -> list[Session]:
+        """What ``hermes sessions list`` shows: every pinned match (pinned sessions always
+        show), then the ``limit`` most recently active other matches."""
+        from hermes_core.selection.filters import SessionFilter, build_where
+
+        where, params = build_where(selection or SessionFilter())
+        pinned = self._query_sessions(f"({where}) AND s.pinned = 1", params)
+        others = self._query_sessions(f"({where}) AND s.pinned = 0", params, limit=limit)
+        return [*pinned, *others]
+
+    def count_sessions(self, selection: SessionFilter | None = None) -> int:
+        """How many sessions match ``selection``."""
+        from hermes_core.selection.filters import SessionFilter, build_where
+
+        where, params = build_where(selection or SessionFilter())
+        count: int = self._connection.execute(
+            f"SELECT count(*) FROM sessions s WHERE {where}", params
+        ).fetchone()[0]
+        return count
+
+    def _query_sessions(
+        self,
+        where: str,
+        params: Sequence[object],
+        *,
+        newest_first: bool = True,
+        limit: int | None = None,
+        pinned_first: bool = False,
+    ) -> Iterator[Session]:
+        direction = "DESC" if newest_first else "ASC"
+        order = f"s.last_active_at {direction}, s.id {direction}"
+        if pinned_first:
+            order = "s.pinned DESC, " + order
+        sql = f"SELECT {SESSION_COLUMNS_QUALIFIED} FROM sessions s WHERE {where} ORDER BY {order}"
+        arguments = list(params)
+        if limit is not None:
+            sql += " LIMIT ?"
+            arguments.append(limit)
+        cursor = self._connection.execute(sql, arguments)
+        while rows := cursor.fetchmany(200):
+            for row in rows:
+                yield session_from_row(row)
+
+    def previews(self, session_ids: Sequence[str], *, length: int = 200) -> dict[str, str]:
+        """The start of each session's first user message (what listings show)."""
+        found: dict[str, str] = {}
+        for session_id in session_ids:
+            row = self._connection.execute(
+                "SELECT substr(content, 1, ?) FROM messages WHERE session_id = ? AND role = 'user' "
+                "ORDER BY id LIMIT 1",
+                (length, session_id),
+            ).fetchone()
+            found[session_id] = " ".join(row[0].split()) if row else ""
+        return found
+
+    def stats(self) -> StoreStats:
+        """Counts and size for ``hermes sessions stats``."""
+        from .maintenance import collect_stats
+
+        return collect_stats(self._connection, self.path)
 
     # ------------------------------------------------------------------ messages
 
@@ -384,12 +530,23 @@ class SessionStore:
         for message in messages:
             timestamp = now if message.timestamp is None else message.timestamp
             last_timestamp = timestamp if last_timestamp is None else max(last_timestamp, timestamp)
-            rows.append((
-                session_id, message.role, message.content, tool_calls_to_json(message.tool_calls),
-                message.tool_call_id, message.tool_name, message.reasoning, timestamp,
-                message.token_count, message.platform_message_id,
-            ))
-            cjk_texts.append(fulltext.cjk_runs(fulltext.indexed_text(message.role, message.content)))
+            rows.append(
+                (
+                    session_id,
+                    message.role,
+                    message.content,
+                    tool_calls_to_json(message.tool_calls),
+                    message.tool_call_id,
+                    message.tool_name,
+                    message.reasoning,
+                    timestamp,
+                    message.token_count,
+                    message.platform_message_id,
+                )
+            )
+            cjk_texts.append(
+                fulltext.cjk_runs(fulltext.indexed_text(message.role, message.content))
+            )
             tool_calls += len(message.tool_calls)
             has_assistant = has_assistant or message.role == "assistant"
         if not rows:
@@ -412,7 +569,8 @@ class SessionStore:
                 and db.execute(
                     "SELECT 1 FROM messages WHERE session_id = ? AND role = 'assistant' LIMIT 1",
                     (session_id,),
-                ).fetchone() is None
+                ).fetchone()
+                is None
             )
             db.executemany(
                 "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, "
@@ -438,7 +596,9 @@ class SessionStore:
             fulltext.unindex_messages(db, "id = ?", [message_id])
             db.execute("UPDATE messages SET content = ? WHERE id = ?", (content, message_id))
             runs = fulltext.cjk_runs(fulltext.indexed_text(row[0], content))
-            fulltext.index_new_messages(db, message_id, message_id, [(message_id, runs)] if runs else [])
+            fulltext.index_new_messages(
+                db, message_id, message_id, [(message_id, runs)] if runs else []
+            )
 
     def messages(self, session_id: str) -> list[Message]:
         """All messages of a session, oldest first."""
@@ -447,7 +607,8 @@ class SessionStore:
     def iter_messages(self, session_id: str, *, batch: int = 500) -> Iterator[Message]:
         """Stream a session's messages, oldest first, without holding them all."""
         cursor = self._connection.execute(
-            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
+            f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id",
+            (session_id,),
         )
         while rows := cursor.fetchmany(batch):
             for row in rows:
@@ -462,7 +623,9 @@ class SessionStore:
         if clean is None:
             raise InvalidTitle("a title cannot be empty")
         if len(clean) > MAX_TITLE_LENGTH:
-            raise InvalidTitle(f"title too long ({len(clean)} characters, at most {MAX_TITLE_LENGTH})")
+            raise InvalidTitle(
+                f"title too long ({len(clean)} characters, at most {MAX_TITLE_LENGTH})"
+            )
         owner = db.execute("SELECT id FROM sessions WHERE title = ?", (clean,)).fetchone()
         if owner is not None and owner[0] != exclude_id:
             raise TitleInUse(f"title '{clean}' is already used by session {owner[0]}")
@@ -471,7 +634,8 @@ class SessionStore:
     @staticmethod
     def _write_title(db: sqlite3.Connection, session_id: str, title: str, source: str) -> None:
         db.execute(
-            "UPDATE sessions SET title = ?, title_source = ? WHERE id = ?", (title, source, session_id)
+            "UPDATE sessions SET title = ?, title_source = ? WHERE id = ?",
+            (title, source, session_id),
         )
 
     @staticmethod
@@ -488,7 +652,9 @@ class SessionStore:
         if prompt is None:
             return None
         digest = hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).hexdigest()
-        db.execute("INSERT OR IGNORE INTO system_prompts(hash, prompt) VALUES (?, ?)", (digest, prompt))
+        db.execute(
+            "INSERT OR IGNORE INTO system_prompts(hash, prompt) VALUES (?, ?)", (digest, prompt)
+        )
         return digest
 
     def apply_automatic_title(self, session_id: str, proposal: str) -> str | None:
@@ -515,6 +681,8 @@ class SessionStore:
     def _start_auto_title(self, session_id: str) -> None:
         from .autotitle import generate_title_in_background
 
+        if self._events is None:
+            return
         thread = generate_title_in_background(self.path, session_id, self._events)
         self._title_threads = [t for t in self._title_threads if t.is_alive()] + [thread]
 
@@ -525,8 +693,24 @@ class SessionStore:
 
 
 _CREATABLE_FIELDS = {
-    "user_id", "model", "cwd", "git_branch", "git_repo_root", "chat_id", "chat_type", "thread_id",
-    "session_key", "billing_provider", "cost_actual_usd", "cost_estimated_usd", "input_tokens",
-    "output_tokens", "pinned", "archived", "ended_at", "end_reason", "last_active_at",
+    "user_id",
+    "model",
+    "cwd",
+    "git_branch",
+    "git_repo_root",
+    "chat_id",
+    "chat_type",
+    "thread_id",
+    "session_key",
+    "billing_provider",
+    "cost_actual_usd",
+    "cost_estimated_usd",
+    "input_tokens",
+    "output_tokens",
+    "pinned",
+    "archived",
+    "ended_at",
+    "end_reason",
+    "last_active_at",
     "title_source",
 }

@@ -19,8 +19,8 @@ registered through an entry point in the ``hermes`` group::
 
 from __future__ import annotations
 
-from . import _hookspecs as hookspecs
-from ._markers import PROJECT_NAME, hookimpl, hookspec
+from typing import TYPE_CHECKING, Any
+
 from ._protocols import Exporter, ExportSink, Importer, PlatformAdapter, SessionSource
 from ._types import (
     END_REASONS,
@@ -39,7 +39,31 @@ from ._types import (
     ToolCall,
 )
 
+if TYPE_CHECKING:
+    import pluggy
+
+    from . import _hookspecs as hookspecs
+    from ._markers import PROJECT_NAME
+
+    hookimpl: pluggy.HookimplMarker
+    hookspec: pluggy.HookspecMarker
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # The markers and hookspecs import pluggy; data types alone do not need it, and the
+    # command line's start-up time is a budget. They load on first access.
+    if name in {"hookimpl", "hookspec", "PROJECT_NAME"}:
+        from . import _markers
+
+        return getattr(_markers, name)
+    if name == "hookspecs":
+        from . import _hookspecs
+
+        return _hookspecs
+    raise AttributeError(f"module 'hermes_hookspecs' has no attribute {name!r}")
+
 
 __all__ = [
     "END_REASONS",

@@ -1,0 +1,63 @@
+"""The ``hermes`` command line, built by a factory so tests can choose the plugin set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from . import demo_command, maintenance_commands, plugins_command, session_commands
+from .context import CliContext, default_home
+
+if TYPE_CHECKING:
+    from hermes_core.plugins import PluginHost
+
+
+def _version(value: bool) -> None:
+    if value:
+        from hermes_core import __version__
+
+        typer.echo(f"hermes-sessions {__version__}")
+        raise typer.Exit()
+
+
+def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = True) -> typer.Typer:
+    """The root app. ``host`` replaces the entry-point plugin host (tests)."""
+    app = typer.Typer(
+        name="hermes",
+        help="Hermes sessions: every conversation your agents have, in one local store.",
+        no_args_is_help=True,
+        add_completion=True,
+        pretty_exceptions_enable=False,
+    )
+
+    @app.callback()
+    def root(
+        ctx: typer.Context,
+        home: Annotated[
+            Path | None,
+            typer.Option(
+                "--home", help="Hermes home directory (default: $HERMES_HOME or ~/.hermes)."
+            ),
+        ] = None,
+        version: Annotated[
+            bool,
+            typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
+        ] = False,
+    ) -> None:
+        context = CliContext(home=home.expanduser() if home else default_home(), host_override=host)
+        ctx.obj = context
+        ctx.call_on_close(context.close)
+
+    sessions = typer.Typer(
+        help="List, show, rename, pin, delete and maintain sessions.", no_args_is_help=True
+    )
+    session_commands.register(sessions)
+    maintenance_commands.register(sessions)
+    app.add_typer(sessions, name="sessions")
+    plugins_command.register(app)
+    demo_command.register(app)
+    if with_plugin_commands and host is not None:
+        host.register_commands(app)
+    return app

@@ -1,0 +1,83 @@
+"""What every command shares: the Hermes home, the plugin host, the store, the config."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from hermes_hookspecs import Message, Session
+
+    from hermes_core.config import Config
+    from hermes_core.plugins import PluginHost
+    from hermes_core.store import SessionStore
+
+
+def default_home() -> Path:
+    """``$HERMES_HOME``, else ``~/.hermes``."""
+    configured = os.environ.get("HERMES_HOME")
+    return Path(configured).expanduser() if configured else Path.home() / ".hermes"
+
+
+@dataclass
+class CliContext:
+    """Created once per invocation; the store and plugins load only when a command asks."""
+
+    home: Path
+    host_override: PluginHost | None = None
+    _host: PluginHost | None = field(default=None, repr=False)
+    _store: SessionStore | None = field(default=None, repr=False)
+    _config: Config | None = field(default=None, repr=False)
+
+    @property
+    def host(self) -> PluginHost:
+        if self._host is None:
+            if self.host_override is not None:
+                self._host = self.host_override
+            else:
+                from hermes_core.plugins import PluginHost
+
+                self._host = PluginHost()
+        return self._host
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            from hermes_core.config import load_config
+
+            self._config = load_config(self.home)
+        return self._config
+
+    @property
+    def store(self) -> SessionStore:
+        if self._store is None:
+            from hermes_core.store import SessionStore
+
+            self._store = SessionStore.open(self.home, events=_LazyHostEvents(self))
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+
+class _LazyHostEvents:
+    """Forwards store events to the plugin host, loading plugins only when an event fires
+    (a plain listing never needs them, and start-up time is a budget)."""
+
+    def __init__(self, context: CliContext) -> None:
+        self._context = context
+
+    def session_started(self, session: Session) -> None:
+        self._context.host.session_started(session)
+
+    def session_ended(self, session: Session, reason: str) -> None:
+        self._context.host.session_ended(session, reason)
+
+    def generate_title(self, session: Session, messages: Sequence[Message]) -> str | None:
+        return self._context.host.generate_title(session, messages)

@@ -1,0 +1,57 @@
+"""``hermes demo``: fill a throwaway home with sample sessions and show what the tool does."""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .context import CliContext
+from .errors import fail, handle_user_errors
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("demo")
+    @handle_user_errors
+    def demo(
+        ctx: typer.Context,
+        into: Annotated[
+            Path | None,
+            typer.Option(
+                "--into", help="Directory to use as the demo's Hermes home (must be empty or new)."
+            ),
+        ] = None,
+    ) -> None:
+        """Create sample sessions in a throwaway home, then list them and show one."""
+        from hermes_core.demo import fill_demo_store
+        from hermes_core.plugins import PluginHost
+        from hermes_core.store import SessionStore
+
+        from .app import build_app
+
+        root = ctx.find_root().obj
+        assert isinstance(root, CliContext)
+        home = into if into is not None else Path(tempfile.mkdtemp(prefix="hermes-demo-"))
+        if home.exists() and any(home.iterdir()):
+            raise fail(f"{home} is not empty; the demo only writes into a new or empty directory")
+        host = root.host_override or PluginHost()
+        with SessionStore.open(home, events=host) as store:
+            ids = fill_demo_store(store)
+        typer.echo(f"Demo home with {len(ids)} sample sessions: {home}\n")
+        app = build_app(host, with_plugin_commands=False)
+        for title, args in (
+            ("hermes sessions list", ["sessions", "list"]),
+            ("hermes sessions stats", ["sessions", "stats"]),
+            ("hermes sessions show 'refactoring auth'", ["sessions", "show", "refactoring auth"]),
+        ):
+            typer.echo(f"$ {title}")
+            with contextlib.suppress(SystemExit):
+                app(["--home", str(home), *args], prog_name="hermes", standalone_mode=False)
+            typer.echo("")
+        typer.echo("Try more against the demo home:")
+        typer.echo(f"  hermes --home {home} sessions list --all")
+        typer.echo(f"  hermes --home {home} sessions show 'my project'     # newest of its lineage")
+        typer.echo(f"  hermes --home {home} sessions pinned")

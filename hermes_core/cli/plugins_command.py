@@ -1,0 +1,40 @@
+"""``hermes plugins``: what is installed, what it provides, what failed to load."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated
+
+import typer
+
+from .context import CliContext
+from .errors import handle_user_errors
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("plugins")
+    @handle_user_errors
+    def plugins(
+        ctx: typer.Context,
+        as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+        include_builtin: Annotated[
+            bool, typer.Option("--all", help="Also show the core's built-in plugins.")
+        ] = False,
+    ) -> None:
+        """List installed plugins: name, distribution, version, hooks, components."""
+        context = ctx.find_root().obj
+        assert isinstance(context, CliContext)
+        records = context.host.describe(include_builtin=include_builtin)
+        if as_json:
+            typer.echo(json.dumps([r.as_json() for r in records], indent=2))
+            return
+        if not records:
+            typer.echo("No plugins installed. (--all shows the built-in ones.)")
+            return
+        for record in records:
+            status = f"FAILED: {record.error}" if record.error else "ok"
+            typer.echo(f"{record.name}  ({record.distribution} {record.version or '?'})  {status}")
+            if record.hooks:
+                typer.echo(f"    hooks: {', '.join(record.hooks)}")
+            if record.components:
+                typer.echo(f"    components: {', '.join(sorted(record.components))}")

@@ -1,0 +1,129 @@
+"""``$HERMES_HOME/config.yaml``: defaults in code, values checked by key.
+
+The file is optional. It is read with ``yaml.safe_load``; an unknown key is warned about (one
+stderr line), a value of the wrong type is a :class:`ConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+CONFIG_FILE_NAME = "config.yaml"
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used; the message names the file and key."""
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One known key: its default and how to check a value."""
+
+    default: Any
+    check: Callable[[Any], bool]
+    expected: str
+
+
+def _boolean() -> Setting:
+    return Setting(False, lambda v: isinstance(v, bool), "true or false")
+
+
+def _whole(default: int, minimum: int = 0) -> Setting:
+    return Setting(
+        default,
+        lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= minimum,
+        f"a whole number ≥ {minimum}",
+    )
+
+
+def _choice(default: str, *choices: str) -> Setting:
+    return Setting(default, lambda v: v in choices, " or ".join(choices))
+
+
+def _with_default(setting: Setting, default: Any) -> Setting:
+    return Setting(default, setting.check, setting.expected)
+
+
+SETTINGS: Mapping[str, Setting] = {
+    "sessions.auto_prune": _boolean(),
+    "sessions.retention_days": _whole(90),
+    "sessions.vacuum_after_prune": _with_default(_boolean(), True),
+    "sessions.min_vacuum_interval_days": _whole(30),
+    "sessions.min_interval_hours": _whole(24),
+    "sessions.auto_archive": _boolean(),
+    "sessions.auto_archive_idle_days": _whole(30, minimum=1),
+    "session.terminal_continue": _with_default(_boolean(), True),
+    "display.resume_display": _choice("full", "full", "minimal"),
+    "gateway.write_sessions_json": _with_default(_boolean(), True),
+    "group_sessions_per_user": _with_default(_boolean(), True),
+    "thread_sessions_per_user": _boolean(),
+    "session_reset.mode": _choice("none", "none", "idle", "daily", "both"),
+    "session_reset.idle_minutes": _whole(1440, minimum=1),
+    "session_reset.daily_hour": Setting(
+        4, lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 23, "an hour 0-23"
+    ),
+}
+
+
+class Config:
+    """Effective settings: the file's values over the defaults."""
+
+    def __init__(self, values: Mapping[str, Any] | None = None, path: Path | None = None) -> None:
+        self.path = path
+        self._values = {key: setting.default for key, setting in SETTINGS.items()}
+        self._values.update(values or {})
+
+    def __getitem__(self, key: str) -> Any:
+        return self._values[key]
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self._values)
+
+
+def _flatten(data: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and not any(k == dotted for k in SETTINGS):
+            flat.update(_flatten(value, dotted + "."))
+        else:
+            flat[dotted] = value
+    return flat
+
+
+def load_config(home: Path, *, warn: Callable[[str], None] | None = None) -> Config:
+    """Read ``home/config.yaml`` (absent → defaults)."""
+    path = home / CONFIG_FILE_NAME
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return Config(path=path)
+    except (OSError, UnicodeDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read it ({error})") from error
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        where = getattr(error, "problem_mark", None)
+        line = f" line {where.line + 1}" if where is not None else ""
+        raise ConfigError(f"{path}:{line} is not valid YAML") from error
+    if data is None:
+        return Config(path=path)
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{path}: expected a mapping of settings at the top level")
+    warn = warn or (lambda line: print(line, file=sys.stderr))
+    values: dict[str, Any] = {}
+    for key, value in _flatten(data).items():
+        setting = SETTINGS.get(key)
+        if setting is None:
+            warn(f"hermes: {path}: unknown setting '{key}' ignored")
+            continue
+        if not setting.check(value):
+            raise ConfigError(f"{path}: {key} must be {setting.expected} (got {value!r})")
+        values[key] = value
+    return Config(values, path=path)

@@ -1,0 +1,357 @@
+"""Plugin loading and the typed facade over the hooks (DESIGN §2).
+
+stevedore discovers the entry points of group ``hermes``; pluggy registers and calls them.
+The rest of the core never calls ``pm.hook.…`` directly: it asks :class:`PluginHost` typed
+questions (``sources()``, ``exporter("html")``…).
+
+A plugin that fails to import, implements a hook this core does not know, or raises while
+registering is unregistered and reported (one stderr line, and ``hermes plugins``); the host
+and the other plugins go on. ``HERMES_STRICT_PLUGINS=1`` re-raises instead (for plugin
+authors); ``HERMES_PLUGINS=a,b`` loads only those distributions (``''`` loads none).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import pluggy
+from hermes_hookspecs import (
+    PROJECT_NAME,
+    Exporter,
+    Importer,
+    Message,
+    PlatformAdapter,
+    RedactionRule,
+    Session,
+    SessionSource,
+    hookspecs,
+)
+
+CORE_DISTRIBUTION = "hermes-sessions"
+ENTRY_POINT_GROUP = PROJECT_NAME
+BUILTIN_PLUGINS = ("hermes_core.builtins.sources", "hermes_core.builtins.titles")
+KNOWN_HOOKS = frozenset(name for name in dir(hookspecs) if name.startswith("hermes_"))
+
+# Where a missing component can be had, for a helpful error.
+COMPONENT_DISTRIBUTIONS = {
+    ("exporter", "jsonl"): "hermes-export-jsonl",
+    ("importer", "jsonl"): "hermes-export-jsonl",
+    ("exporter", "md"): "hermes-export-markdown",
+    ("exporter", "qmd"): "hermes-export-markdown",
+    ("exporter", "html"): "hermes-export-html",
+    ("exporter", "trace"): "hermes-export-trace",
+    ("importer", "claude"): "hermes-import-claude",
+    ("importer", "codex"): "hermes-import-codex",
+}
+
+T = TypeVar("T")
+
+
+class PluginError(Exception):
+    """A plugin could not be used (strict mode re-raises these)."""
+
+
+class DuplicateComponent(PluginError):
+    """Two plugins registered a component under the same name."""
+
+
+class MissingComponent(LookupError):
+    """No installed plugin provides the requested component."""
+
+
+@dataclass
+class PluginRecord:
+    """What ``hermes plugins`` shows about one plugin."""
+
+    name: str
+    distribution: str
+    version: str | None = None
+    hooks: list[str] = field(default_factory=list)
+    components: list[str] = field(default_factory=list)
+    error: str | None = None
+    builtin: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "distribution": self.distribution,
+            "version": self.version,
+            "hooks": sorted(self.hooks),
+            "components": sorted(self.components),
+            "error": self.error,
+            "builtin": self.builtin,
+        }
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def _normalise(name: str) -> str:
+    return name.strip().lower().replace("_", "-").replace(".", "-")
+
+
+class PluginHost:
+    """Owns the pluggy ``PluginManager`` and the name-keyed component registries."""
+
+    def __init__(
+        self,
+        *,
+        load_entry_points: bool = True,
+        extra_plugins: Iterable[tuple[str, object]] = (),
+        report: Callable[[str], None] | None = None,
+    ) -> None:
+        self.pm = pluggy.PluginManager(PROJECT_NAME)
+        self.pm.add_hookspecs(hookspecs)
+        self.strict = _env_flag("HERMES_STRICT_PLUGINS")
+        self._report = report or (lambda line: print(line, file=sys.stderr))
+        self.records: dict[str, PluginRecord] = {}
+        self._registries: dict[str, dict[str, tuple[Any, str]]] = {}
+        for module_name in BUILTIN_PLUGINS:
+            module = __import__(module_name, fromlist=["_"])
+            self._register(module_name.rsplit(".", 1)[-1], module, CORE_DISTRIBUTION, builtin=True)
+        for name, plugin in extra_plugins:
+            self._register(name, plugin, "(in-process)")
+        if load_entry_points:
+            self._load_entry_points()
+
+    # ------------------------------------------------------------------ loading
+
+    def _load_entry_points(self) -> None:
+        from stevedore import ExtensionManager, NamedExtensionManager
+
+        selection = os.environ.get("HERMES_PLUGINS")
+        failures: list[tuple[str, BaseException]] = []
+
+        def on_failure(_manager: Any, entry_point: Any, error: BaseException) -> None:
+            failures.append((entry_point.name, error))
+
+        manager: Any
+        if selection is None:
+            manager = ExtensionManager(ENTRY_POINT_GROUP, on_load_failure_callback=on_failure)
+        else:
+            wanted = {_normalise(part) for part in selection.split(",") if part.strip()}
+            names = [
+                entry_point_name
+                for entry_point_name, distribution in _entry_point_distributions().items()
+                if _normalise(entry_point_name) in wanted or _normalise(distribution) in wanted
+            ]
+            manager = NamedExtensionManager(
+                ENTRY_POINT_GROUP, names=names, on_load_failure_callback=on_failure
+            )
+        for entry_point_name, error in failures:
+            self._fail(
+                entry_point_name, self._distribution_of(entry_point_name), error, "failed to import"
+            )
+        for extension in manager:
+            self._register(extension.name, extension.plugin, self._distribution_of(extension.name))
+
+    def _distribution_of(self, entry_point_name: str) -> str:
+        return _entry_point_distributions().get(entry_point_name, "(unknown distribution)")
+
+    def _register(
+        self, name: str, plugin: object, distribution: str, *, builtin: bool = False
+    ) -> None:
+        record = PluginRecord(name=name, distribution=distribution, builtin=builtin)
+        self.records[name] = record
+        implemented = _implemented_hooks(plugin)
+        record.hooks = sorted(implemented)
+        unknown = sorted(implemented - KNOWN_HOOKS)
+        if unknown:
+            error = PluginError(
+                f"implements hook(s) this version of hermes does not know: {', '.join(unknown)}"
+            )
+            self._fail(name, distribution, error, "not loaded")
+            return
+        try:
+            self.pm.register(plugin, name=name)
+        except Exception as error:
+            self._fail(name, distribution, error, "not loaded")
+
+    def _fail(self, name: str, distribution: str, error: BaseException, what: str) -> None:
+        record = self.records.setdefault(name, PluginRecord(name=name, distribution=distribution))
+        record.error = f"{type(error).__name__}: {error}"
+        if self.strict:
+            raise PluginError(f"plugin '{name}' ({distribution}) {what}: {record.error}") from error
+        if self.pm.has_plugin(name):
+            self.pm.unregister(name=name)
+        self._report(
+            f"hermes: plugin '{name}' ({distribution}) {what}: {record.error} — see 'hermes plugins'"
+        )
+
+    # ------------------------------------------------------------------ registries
+
+    def _registry(self, kind: str, hook_name: str) -> dict[str, tuple[Any, str]]:
+        """Components of ``kind`` by name, each with the plugin that registered it. Each
+        implementation is called on its own so every component is attributed to its plugin."""
+        if kind in self._registries:
+            return self._registries[kind]
+        registry: dict[str, tuple[Any, str]] = {}
+        hook_caller = getattr(self.pm.hook, hook_name)
+        for implementation in reversed(hook_caller.get_hookimpls()):
+            plugin_name = implementation.plugin_name
+
+            def register(component: Any, _plugin: str = plugin_name) -> None:
+                component_name = str(component.name)
+                if component_name in registry:
+                    other = registry[component_name][1]
+                    raise DuplicateComponent(
+                        f"two plugins register the {kind} '{component_name}': "
+                        f"{self.records[other].distribution} (plugin '{other}') and "
+                        f"{self.records[_plugin].distribution} (plugin '{_plugin}')"
+                    )
+                registry[component_name] = (component, _plugin)
+                self.records[_plugin].components.append(f"{kind}:{component_name}")
+
+            try:
+                implementation.function(**{arg: register for arg in implementation.argnames})
+            except DuplicateComponent:
+                raise
+            except Exception as error:
+                self._fail(
+                    plugin_name, self.records[plugin_name].distribution, error, "failed to register"
+                )
+        self._registries[kind] = registry
+        return registry
+
+    def sources(self) -> dict[str, SessionSource]:
+        """Every registered session origin by name (SPEC O1), platforms included."""
+        found = {
+            name: item
+            for name, (item, _) in self._registry("source", "hermes_register_sources").items()
+        }
+        for name, adapter in self.platforms().items():
+            found.setdefault(name, adapter)
+        return found
+
+    def short_label(self, source_name: str) -> str:
+        """The short label of an origin; an origin whose plugin is gone shows its raw name."""
+        source = self.sources().get(source_name)
+        return source.short_label if source is not None else source_name
+
+    def exporters(self) -> dict[str, Exporter]:
+        return self._components("exporter", "hermes_register_exporters")
+
+    def importers(self) -> dict[str, Importer]:
+        return self._components("importer", "hermes_register_importers")
+
+    def platforms(self) -> dict[str, PlatformAdapter]:
+        return self._components("platform", "hermes_register_platforms")
+
+    def redaction_rules(self) -> list[RedactionRule]:
+        return list(self._components("redaction rule", "hermes_register_redaction_rules").values())
+
+    def exporter(self, name: str) -> Exporter:
+        return self._one("exporter", name, self.exporters())
+
+    def importer(self, name: str) -> Importer:
+        return self._one("importer", name, self.importers())
+
+    def _components(self, kind: str, hook_name: str) -> dict[str, Any]:
+        return {name: item for name, (item, _) in self._registry(kind, hook_name).items()}
+
+    @staticmethod
+    def _one(kind: str, name: str, available: Mapping[str, T]) -> T:
+        if name in available:
+            return available[name]
+        hint = COMPONENT_DISTRIBUTIONS.get((kind, name))
+        if hint:
+            raise MissingComponent(f"no {kind} '{name}' is installed (pip install {hint})")
+        known = ", ".join(sorted(available)) or "none installed"
+        raise MissingComponent(f"no {kind} '{name}' (available: {known})")
+
+    def register_commands(self, app: Any) -> None:
+        """Let plugins add sub-commands to the root typer app."""
+        for implementation in self.pm.hook.hermes_register_commands.get_hookimpls():
+            try:
+                implementation.function(**{arg: app for arg in implementation.argnames})
+            except Exception as error:
+                plugin = implementation.plugin_name
+                self._fail(
+                    plugin, self.records[plugin].distribution, error, "failed to add commands"
+                )
+
+    def describe(self, *, include_builtin: bool = False) -> list[PluginRecord]:
+        """Records for ``hermes plugins``, with versions and components filled in."""
+        for kind, hook in (
+            ("source", "hermes_register_sources"),
+            ("exporter", "hermes_register_exporters"),
+            ("importer", "hermes_register_importers"),
+            ("platform", "hermes_register_platforms"),
+            ("redaction rule", "hermes_register_redaction_rules"),
+        ):
+            try:
+                self._registry(kind, hook)
+            except DuplicateComponent as error:
+                self._report(f"hermes: {error}")
+        records = [r for r in self.records.values() if include_builtin or not r.builtin]
+        for record in records:
+            record.version = _distribution_version(record.distribution)
+        return sorted(records, key=lambda r: (r.builtin, r.name))
+
+    # ------------------------------------------------------------------ SessionEvents
+
+    def session_started(self, session: Session) -> None:
+        self._notify("hermes_session_started", session=session)
+
+    def session_ended(self, session: Session, reason: str) -> None:
+        self._notify("hermes_session_ended", session=session, reason=reason)
+
+    def session_before_reset(self, session: Session, messages: Sequence[Message]) -> None:
+        self._notify("hermes_session_before_reset", session=session, messages=messages)
+
+    def generate_title(self, session: Session, messages: Sequence[Message]) -> str | None:
+        result: str | None = self.pm.hook.hermes_generate_title(session=session, messages=messages)
+        return result
+
+    def _notify(self, hook_name: str, **kwargs: Any) -> None:
+        for implementation in getattr(self.pm.hook, hook_name).get_hookimpls():
+            try:
+                implementation.function(**{a: kwargs[a] for a in implementation.argnames})
+            except Exception as error:
+                plugin = implementation.plugin_name
+                self._report(f"hermes: plugin '{plugin}' failed in {hook_name}: {error}")
+
+
+def _implemented_hooks(plugin: object) -> set[str]:
+    marker = f"{PROJECT_NAME}_impl"
+    names = set()
+    for attribute in dir(plugin):
+        try:
+            value = getattr(plugin, attribute)
+        except Exception:
+            continue
+        if callable(value) and hasattr(value, marker):
+            names.add(attribute)
+    return names
+
+
+_DISTRIBUTIONS: dict[str, str] | None = None
+
+
+def _entry_point_distributions() -> dict[str, str]:
+    """Entry-point name → distribution name (read only when needed: it scans metadata)."""
+    global _DISTRIBUTIONS
+    if _DISTRIBUTIONS is None:
+        import importlib_metadata
+
+        _DISTRIBUTIONS = {}
+        for entry_point in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
+            dist = entry_point.dist
+            _DISTRIBUTIONS.setdefault(
+                entry_point.name, dist.name if dist else "(unknown distribution)"
+            )
+    return _DISTRIBUTIONS
+
+
+def _distribution_version(distribution: str) -> str | None:
+    import importlib_metadata
+
+    try:
+        return str(importlib_metadata.version(distribution))
+    except importlib_metadata.PackageNotFoundError:
+        return None

@@ -1,0 +1,133 @@
+"""Store-wide services: counts for ``stats``, ``optimize`` and ``repair``."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import shutil
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import fulltext
+from .connection import open_connection, write_transaction
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    """What ``hermes sessions stats`` prints."""
+
+    total_sessions: int
+    total_messages: int
+    sessions_by_source: list[tuple[str, int]]
+    database_bytes: int
+    active_sessions: int
+    pinned_sessions: int
+    archived_sessions: int
+
+
+def file_bytes(path: Path) -> int:
+    """The store's size on disk, its write-ahead log included."""
+    total = 0
+    for candidate in (path, path.with_name(path.name + "-wal")):
+        with contextlib.suppress(FileNotFoundError):
+            total += candidate.stat().st_size
+    return total
+
+
+def collect_stats(connection: sqlite3.Connection, path: Path) -> StoreStats:
+    totals = connection.execute(
+        "SELECT count(*), coalesce(sum(message_count), 0), "
+        "coalesce(sum(ended_at IS NULL), 0), coalesce(sum(pinned), 0), coalesce(sum(archived), 0) "
+        "FROM sessions"
+    ).fetchone()
+    by_source = connection.execute(
+        "SELECT source, count(*) FROM sessions GROUP BY source ORDER BY count(*) DESC, source"
+    ).fetchall()
+    return StoreStats(
+        total_sessions=totals[0],
+        total_messages=totals[1],
+        sessions_by_source=[(row[0], row[1]) for row in by_source],
+        database_bytes=file_bytes(path),
+        active_sessions=totals[2],
+        pinned_sessions=totals[3],
+        archived_sessions=totals[4],
+    )
+
+
+def optimize(connection: sqlite3.Connection, path: Path) -> tuple[int, int]:
+    """Merge full-text index segments, checkpoint and VACUUM. Touches no session data.
+    Returns the size on disk before and after."""
+    before = file_bytes(path)
+    with write_transaction(connection):
+        fulltext.optimize(connection)
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    connection.execute("VACUUM")
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return before, file_bytes(path)
+
+
+@dataclass
+class RepairReport:
+    """What ``repair`` found and did."""
+
+    problems: list[str] = field(default_factory=list)
+    actions: list[str] = field(default_factory=list)
+    backup: Path | None = None
+    healthy_after: bool = True
+
+
+def find_problems(connection: sqlite3.Connection) -> list[str]:
+    """Integrity problems of the file and of the full-text indexes (empty when healthy)."""
+    problems: list[str] = []
+    try:
+        rows = [row[0] for row in connection.execute("PRAGMA integrity_check(20)")]
+    except sqlite3.DatabaseError as error:
+        return [f"integrity check failed to run: {error}"]
+    if rows != ["ok"]:
+        problems.extend(f"integrity: {row}" for row in rows)
+    try:
+        index_problem = fulltext.check(connection)
+    except sqlite3.DatabaseError as error:
+        index_problem = f"full-text index unreadable ({error})"
+    if index_problem:
+        problems.append(index_problem)
+    return problems
+
+
+def backup_files(path: Path) -> Path:
+    """Copy the store (and its WAL) next to it, named with the time; returns the copy's path."""
+    stamp = _dt.datetime.now().strftime("%Y%m%d_%H%M%S")
+    target = path.with_name(f"{path.name}.backup-{stamp}")
+    shutil.copy2(path, target)
+    wal = path.with_name(path.name + "-wal")
+    if wal.exists():
+        shutil.copy2(wal, target.with_name(target.name + "-wal"))
+    target.chmod(0o600)
+    return target
+
+
+def repair(path: Path, *, check_only: bool = False) -> RepairReport:
+    """Check the store; unless ``check_only``, back it up and rebuild what is out of step."""
+    report = RepairReport()
+    connection = open_connection(path)
+    try:
+        report.problems = find_problems(connection)
+        if not report.problems or check_only:
+            report.healthy_after = not report.problems
+            return report
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        report.backup = backup_files(path)
+        if any(p.startswith("integrity:") for p in report.problems):
+            connection.execute("REINDEX")
+            report.actions.append("rebuilt the table indexes (REINDEX)")
+        with write_transaction(connection):
+            fulltext.rebuild(connection)
+        report.actions.append("rebuilt the full-text indexes from the messages")
+        remaining = find_problems(connection)
+        report.healthy_after = not remaining
+        if remaining:
+            report.problems.extend(f"still: {p}" for p in remaining)
+    finally:
+        connection.close()
+    return report
