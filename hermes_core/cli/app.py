@@ -9,6 +9,7 @@ import typer
 
 from . import demo_command, maintenance_commands, plugins_command, session_commands
 from .context import CliContext, default_home
+from .errors import handle_user_errors
 
 if TYPE_CHECKING:
     from hermes_core.plugins import PluginHost
@@ -53,6 +54,15 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
     sessions = typer.Typer(
         help="List, show, rename, pin, delete and maintain sessions.", no_args_is_help=True
     )
+
+    @sessions.callback()
+    @handle_user_errors
+    def sessions_group(ctx: typer.Context) -> None:
+        # A broken config.yaml is reported before any session command runs.
+        context = ctx.find_root().obj
+        assert isinstance(context, CliContext)
+        _ = context.config
+
     session_commands.register(sessions)
     maintenance_commands.register(sessions)
     app.add_typer(sessions, name="sessions")

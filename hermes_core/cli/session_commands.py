@@ -28,7 +28,8 @@ def register(sessions: typer.Typer) -> None:
     def list_sessions(
         ctx: typer.Context,
         source: Annotated[
-            str | None, typer.Option(help="Only this origin (cli, telegram…).")
+            str | None,
+            typer.Option(help="Only this origin (cli, telegram…).", autocompletion=complete_source),
         ] = None,
         limit: Annotated[int, typer.Option(min=1, help="How many sessions to show.")] = 20,
         workspace: Annotated[
@@ -188,6 +189,14 @@ def register(sessions: typer.Typer) -> None:
             typer.echo("No pinned sessions.")
         else:
             typer.echo(render_list(found, previews, lambda name: context.host.short_label(name)))
+
+
+def complete_source(incomplete: str) -> list[str]:
+    """Shell completion for ``--source``: the registered origins."""
+    from hermes_core.plugins import PluginHost
+
+    names = PluginHost(report=lambda _line: None).sources()
+    return sorted(name for name in names if name.startswith(incomplete))
 
 
 def _set_pins(context: CliContext, references: list[str], pinned: bool) -> None:

@@ -56,17 +56,28 @@ def _bounds(
     """The ``--min-…``/``--max-…`` pair; ``template`` has a ``{bound}`` such as "at least"."""
     flag = measure.replace("_", "-")
     return [
-        FilterOption(f"{prefix}_{measure}", f"--{prefix}-{flag}", kind, metavar,
-                     template.format(bound=bound))
+        FilterOption(
+            f"{prefix}_{measure}", f"--{prefix}-{flag}", kind, metavar, template.format(bound=bound)
+        )
         for prefix, bound in (("min", "at least"), ("max", "at most"))
     ]
 
 
 FILTER_OPTIONS: tuple[FilterOption, ...] = (
-    FilterOption("older_than", "--older-than", str, "WHEN",
-                 f"Last activity (start, for empty sessions) before WHEN: {_WHEN}."),
-    FilterOption("newer_than", "--newer-than", str, "WHEN",
-                 "Last activity (start, for empty sessions) at or after WHEN."),
+    FilterOption(
+        "older_than",
+        "--older-than",
+        str,
+        "WHEN",
+        f"Last activity (start, for empty sessions) before WHEN: {_WHEN}.",
+    ),
+    FilterOption(
+        "newer_than",
+        "--newer-than",
+        str,
+        "WHEN",
+        "Last activity (start, for empty sessions) at or after WHEN.",
+    ),
     FilterOption("before", "--before", str, "WHEN", "Started before WHEN."),
     FilterOption("after", "--after", str, "WHEN", "Started at or after WHEN."),
     FilterOption("source", "--source", str, "SOURCE", "Platform, exactly (cli, telegram, cron…)."),
@@ -81,8 +92,9 @@ FILTER_OPTIONS: tuple[FilterOption, ...] = (
     FilterOption("cwd", "--cwd", str, "DIR", "Working directory DIR or any folder below it."),
     *_bounds("messages", int, "N", "With {bound} N messages (inclusive)."),
     *_bounds("tokens", int, "N", "With {bound} N tokens, input plus output (inclusive)."),
-    *_bounds("cost", float, "USD",
-             "Costing {bound} USD dollars, actual cost else estimated (inclusive)."),
+    *_bounds(
+        "cost", float, "USD", "Costing {bound} USD dollars, actual cost else estimated (inclusive)."
+    ),
     *_bounds("tool_calls", int, "N", "With {bound} N tool calls (inclusive)."),
 )
 """Every F1 option, in the order ``--help`` lists them."""
@@ -94,7 +106,15 @@ _TIME_WINDOWS = (
 """(lower bound, upper bound, what a session must do in the window) for each time pair."""
 
 _TEXT_FILTERS = (
-    "source", "end_reason", "user", "chat_id", "chat_type", "provider", "title", "model", "branch",
+    "source",
+    "end_reason",
+    "user",
+    "chat_id",
+    "chat_type",
+    "provider",
+    "title",
+    "model",
+    "branch",
 )
 
 
@@ -142,8 +162,12 @@ def filter_from_options(
     above its maximum).
     """
     moment = time.time() if now is None else now
-    raw_times = {"older_than": older_than, "newer_than": newer_than, "before": before,
-                 "after": after}
+    raw_times = {
+        "older_than": older_than,
+        "newer_than": newer_than,
+        "before": before,
+        "after": after,
+    }
     times = {
         name: None if raw is None else parse_time_value(raw, _flag(name), now=moment)
         for name, raw in raw_times.items()
@@ -156,18 +180,30 @@ def filter_from_options(
                 f"empty window: no session can {verb} at or after {_local(low)} and before "
                 f"{_local(high)} ({_flag(lower)} must be the earlier time)"
             )
-    texts = {"source": source, "end_reason": end_reason, "user": user, "chat_id": chat_id,
-             "chat_type": chat_type, "provider": provider, "title": title, "model": model,
-             "branch": branch}
+    texts = {
+        "source": source,
+        "end_reason": end_reason,
+        "user": user,
+        "chat_id": chat_id,
+        "chat_type": chat_type,
+        "provider": provider,
+        "title": title,
+        "model": model,
+        "branch": branch,
+    }
     for name in _TEXT_FILTERS:
         _check_not_blank(texts[name], _flag(name))
     _check_not_blank(cwd, "--cwd")
     _check_not_blank(workspace, "--workspace")
     bounds: dict[str, int | float | None] = {
-        "min_messages": min_messages, "max_messages": max_messages,
-        "min_tokens": min_tokens, "max_tokens": max_tokens,
-        "min_cost": min_cost, "max_cost": max_cost,
-        "min_tool_calls": min_tool_calls, "max_tool_calls": max_tool_calls,
+        "min_messages": min_messages,
+        "max_messages": max_messages,
+        "min_tokens": min_tokens,
+        "max_tokens": max_tokens,
+        "min_cost": min_cost,
+        "max_cost": max_cost,
+        "min_tool_calls": min_tool_calls,
+        "max_tool_calls": max_tool_calls,
     }
     _check_bounds(bounds)
     return SessionFilter(

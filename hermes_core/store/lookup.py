@@ -25,23 +25,33 @@ def sessions_with_prefix(connection: sqlite3.Connection, prefix: str, limit: int
 
 
 def newest_in_lineage(connection: sqlite3.Connection, title: str) -> str | None:
-    """The newest session of the lineage ``title`` starts (``my project`` → ``my project #3``);
-    a numbered title (``my project #2``) is that session itself."""
-    base, _ = split_lineage_title(title)
-    rows = connection.execute(
-        "SELECT id, title FROM sessions WHERE title = ? OR substr(title, 1, ?) = ? "
-        "ORDER BY started_at DESC, id DESC",
-        (base, len(base) + 2, base + " #"),
-    ).fetchall()
-    exact: list[str] = [session_id for session_id, found in rows if found == title]
-    family: list[str] = [
-        session_id for session_id, found in rows if split_lineage_title(found)[0] == base
-    ]
-    if exact and title != base:
-        return exact[0]  # a numbered title names one member of the lineage
-    if family and title == base:
-        return family[0]
-    return exact[0] if exact else None
+    """The session a title means: the newest compression continuation of the session with
+    that title (``my project`` → ``my project #3``), found by following the recorded
+    parent links, not by matching title text. A numbered title (``my project #2``) names that
+    one session."""
+    row = connection.execute("SELECT id FROM sessions WHERE title = ?", (title,)).fetchone()
+    base, number = split_lineage_title(title)
+    if row is None:
+        # The original is gone (deleted or pruned): its numbered continuations remain.
+        numbered = connection.execute(
+            "SELECT id, title FROM sessions WHERE substr(title, 1, ?) = ? "
+            "ORDER BY started_at DESC, id DESC",
+            (len(base) + 2, base + " #"),
+        ).fetchall()
+        members = [str(i) for i, found in numbered if split_lineage_title(found)[0] == base]
+        return members[0] if number == 1 and members else None
+    if number > 1:
+        return str(row[0])
+    newest = connection.execute(
+        "WITH RECURSIVE lineage(id) AS ("
+        "  SELECT ? UNION"
+        "  SELECT s.id FROM sessions s JOIN lineage l ON s.parent_session_id = l.id"
+        "  WHERE s.parent_kind = 'compression'"
+        ") SELECT s.id FROM sessions s JOIN lineage l ON s.id = l.id "
+        "ORDER BY s.started_at DESC, s.id DESC LIMIT 1",
+        (row[0],),
+    ).fetchone()
+    return str(newest[0])
 
 
 def resolve_reference(connection: sqlite3.Connection, reference: str) -> str:

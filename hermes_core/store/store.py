@@ -7,8 +7,6 @@ for one thread (the automatic-title worker opens its own).
 
 from __future__ import annotations
 
-import hashlib
-import json
 import sqlite3
 import threading
 import time
@@ -18,10 +16,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from hermes_hookspecs import Message, ParentKind, Session
 
-from . import fulltext
+from . import fulltext, rowwrites
 from .connection import open_connection, write_transaction
-from .errors import InvalidTitle, SessionNotFound, StoreUnavailable, TitleInUse
-from .ids import new_session_id
+from .errors import SessionNotFound, StoreUnavailable
 from .lookup import resolve_reference
 from .rows import (
     MESSAGE_COLUMNS,
@@ -32,7 +29,6 @@ from .rows import (
     tool_calls_to_json,
 )
 from .schema import migrate
-from .titles import MAX_TITLE_LENGTH, cut_title, lineage_title, sanitize_title, split_lineage_title
 
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
@@ -115,57 +111,22 @@ class SessionStore:
         ``session_key``, ``billing_provider``, ``input_tokens``…). A title queued with
         :meth:`queue_title` before the row existed is applied now (SPEC S4).
         """
-        unknown = set(fields) - _CREATABLE_FIELDS
-        if unknown:
-            raise TypeError(f"unknown session fields: {', '.join(sorted(unknown))}")
-        if (parent_session_id is None) != (parent_kind is None):
-            raise ValueError("parent_session_id and parent_kind go together")
         started = time.time() if started_at is None else started_at
-        generated = session_id is None
-        session_id = session_id or new_session_id(gateway=gateway, now=started)
         with write_transaction(self._connection) as db:
-            # 6 hex digits collide easily among sessions started in the same second (bulk
-            # imports): draw again rather than refuse an id the caller never chose.
-            taken = "SELECT 1 FROM sessions WHERE id = ?"
-            while generated and db.execute(taken, (session_id,)).fetchone():
-                session_id = new_session_id(gateway=gateway, now=started)
-            queued = self._take_queued_title(db, session_id)
-            clean_title, title_source = None, None
-            if title is not None:
-                clean_title, title_source = self._checked_manual_title(db, title), "user"
-            elif queued is not None:
-                # Checked when queued, but another session may have taken it since: record
-                # the session untitled rather than refuse to record it at all.
-                taken = db.execute("SELECT 1 FROM sessions WHERE title = ?", (queued,)).fetchone()
-                if not taken:
-                    clean_title, title_source = queued, "user"
-            prompt_hash = self._store_system_prompt(db, system_prompt)
-            columns = {
-                "id": session_id,
-                "source": source,
-                "title": clean_title,
-                "title_source": title_source,
-                "started_at": started,
-                "last_active_at": started,
-                "system_prompt_hash": prompt_hash,
-                "model_config": json.dumps(model_config) if model_config is not None else None,
-                "metadata": json.dumps(metadata) if metadata else None,
-                "parent_session_id": parent_session_id,
-                "parent_kind": parent_kind,
-                **fields,
-            }
-            names = ", ".join(columns)
-            marks = ", ".join("?" for _ in columns)
-            try:
-                db.execute(
-                    f"INSERT INTO sessions ({names}) VALUES ({marks})", list(columns.values())
-                )
-            except sqlite3.IntegrityError as error:
-                if "sessions.id" in str(error):
-                    raise ValueError(f"a session with id {session_id} already exists") from error
-                if "FOREIGN KEY" in str(error):
-                    raise SessionNotFound(f"no session {parent_session_id}") from error
-                raise
+            session_id = rowwrites.insert_session(
+                db,
+                source=source,
+                session_id=session_id,
+                gateway=gateway,
+                started=started,
+                title=title,
+                system_prompt=system_prompt,
+                model_config=model_config,
+                metadata=metadata,
+                parent_session_id=parent_session_id,
+                parent_kind=parent_kind,
+                fields=fields,
+            )
         session = self.get_session(session_id)
         if self._events is not None:
             self._events.session_started(session)
@@ -174,15 +135,11 @@ class SessionStore:
     def queue_title(self, session_id: str, title: str) -> None:
         """Set a title now if the session exists, else keep it for when it is created (S4)."""
         with write_transaction(self._connection) as db:
-            exists = db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            clean = self._checked_manual_title(db, title, exclude_id=session_id)
-            if exists:
-                self._write_title(db, session_id, clean, "user")
+            clean = rowwrites.checked_manual_title(db, title, exclude_id=session_id)
+            if rowwrites.session_exists(db, session_id):
+                rowwrites.write_title(db, session_id, clean, "user")
             else:
-                db.execute(
-                    "INSERT OR REPLACE INTO state_meta(key, value) VALUES (?, ?)",
-                    (f"queued_title:{session_id}", clean),
-                )
+                rowwrites.queue_title(db, session_id, clean)
 
     def get_session(self, session_id: str) -> Session:
         """The session with exactly this id."""
@@ -236,83 +193,59 @@ class SessionStore:
         with write_transaction(self._connection) as db:
             if not db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
                 raise SessionNotFound(f"no session {session_id}")
-            clean = self._checked_manual_title(db, title, exclude_id=session_id)
-            self._write_title(db, session_id, clean, "user")
+            clean = rowwrites.checked_manual_title(db, title, exclude_id=session_id)
+            rowwrites.write_title(db, session_id, clean, "user")
         return self.get_session(session_id)
 
     def continue_after_compression(self, session_id: str, **fields: Any) -> Session:
-        """End ``session_id`` with reason ``compression`` and create its continuation (S6).
+        """End ``session_id`` with reason ``compression`` and create its continuation (S6),
+        in one transaction.
 
         The parent keeps its messages. A titled parent gives the child the next numbered title
         of the lineage: ``my project`` → ``my project #2`` → ``my project #3``.
         """
         parent = self.get_session(session_id)
-        if parent.ended_at is None:
-            self.end_session(session_id, "compression")
-        inherited = {
-            name: getattr(parent, name)
-            for name in (
-                "user_id",
-                "model",
-                "cwd",
-                "git_branch",
-                "git_repo_root",
-                "chat_id",
-                "chat_type",
-                "thread_id",
-                "session_key",
-                "billing_provider",
-            )
-        }
+        inherited: dict[str, Any] = {name: getattr(parent, name) for name in _INHERITED_FIELDS}
         inherited.update(fields)
-        child = self.create_session(
-            parent.source,
-            gateway=len(parent.id.rsplit("_", 1)[-1]) == 8,
-            system_prompt=parent.system_prompt,
-            model_config=parent.model_config,
-            parent_session_id=parent.id,
-            parent_kind="compression",
-            **inherited,
-        )
-        if parent.title:
-            with write_transaction(self._connection) as db:
-                base, _number = split_lineage_title(parent.title)
-                title = self._next_lineage_title(db, base)
-                self._write_title(db, child.id, title, "lineage")
-            child = self.get_session(child.id)
+        now = time.time()
+        with write_transaction(self._connection) as db:
+            ended = db.execute(
+                "UPDATE sessions SET ended_at = ?, end_reason = 'compression' "
+                "WHERE id = ? AND ended_at IS NULL",
+                (now, parent.id),
+            ).rowcount
+            child_id = rowwrites.insert_session(
+                db,
+                source=parent.source,
+                session_id=None,
+                gateway=len(parent.id.rsplit("_", 1)[-1]) == 8,
+                started=now,
+                title=None,
+                system_prompt=parent.system_prompt,
+                model_config=parent.model_config,
+                metadata=None,
+                parent_session_id=parent.id,
+                parent_kind="compression",
+                fields=inherited,
+            )
+            if parent.title:
+                title = rowwrites.next_lineage_title(db, parent.title)
+                rowwrites.write_title(db, child_id, title, "lineage")
+        if ended and self._events is not None:
+            self._events.session_ended(self.get_session(parent.id), "compression")
+        child = self.get_session(child_id)
+        if self._events is not None:
+            self._events.session_started(child)
         return child
-
-    def _next_lineage_title(self, db: sqlite3.Connection, base: str) -> str:
-        highest = 1
-        rows = db.execute(
-            "SELECT title FROM sessions WHERE title = ? OR substr(title, 1, ?) = ?",
-            (base, len(base) + 2, base + " #"),
-        )
-        for (title,) in rows:
-            found_base, number = split_lineage_title(title)
-            if found_base == base:
-                highest = max(highest, number)
-        # A base cut to make room for the suffix is another lineage to the query above, so
-        # its numbers can already be taken: skip to the first free one.
-        number = highest + 1
-        while True:
-            suffix = f" #{number}"
-            stem = base
-            if len(stem) + len(suffix) > MAX_TITLE_LENGTH:
-                stem = stem[: MAX_TITLE_LENGTH - len(suffix)].rstrip()
-            title = lineage_title(stem, number)
-            if not db.execute("SELECT 1 FROM sessions WHERE title = ?", (title,)).fetchone():
-                return title
-            number += 1
 
     def delete_session(self, session_id: str) -> list[str]:
         """Delete a session with its messages; its delegate/subagent children go with it,
         other children are kept and lose their parent link. Returns the deleted ids."""
         with write_transaction(self._connection) as db:
-            if not db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+            if not rowwrites.session_exists(db, session_id):
                 raise SessionNotFound(f"no session {session_id}")
-            doomed = self._with_delegates(db, [session_id])
-            self._delete_rows(db, doomed)
+            doomed = rowwrites.with_delegates(db, [session_id])
+            rowwrites.delete_sessions(db, doomed)
         return doomed
 
     def delete_sessions(self, session_ids: Sequence[str], *, batch_size: int = 500) -> int:
@@ -321,43 +254,9 @@ class SessionStore:
         deleted = 0
         for start in range(0, len(session_ids), batch_size):
             with write_transaction(self._connection) as db:
-                batch = [i for i in session_ids[start : start + batch_size]]
-                doomed = self._with_delegates(db, batch)
-                deleted += self._delete_rows(db, doomed)
+                batch = list(session_ids[start : start + batch_size])
+                deleted += rowwrites.delete_sessions(db, rowwrites.with_delegates(db, batch))
         return deleted
-
-    @staticmethod
-    def _with_delegates(db: sqlite3.Connection, session_ids: Sequence[str]) -> list[str]:
-        found = list(dict.fromkeys(session_ids))
-        frontier = list(found)
-        while frontier:
-            marks = ",".join("?" for _ in frontier)
-            children = [
-                row[0]
-                for row in db.execute(
-                    f"SELECT id FROM sessions WHERE parent_kind = 'delegate' "
-                    f"AND parent_session_id IN ({marks})",
-                    frontier,
-                )
-            ]
-            frontier = [c for c in children if c not in found]
-            found.extend(frontier)
-        return found
-
-    @staticmethod
-    def _delete_rows(db: sqlite3.Connection, session_ids: Sequence[str]) -> int:
-        total = 0
-        for start in range(0, len(session_ids), 500):
-            chunk = list(session_ids[start : start + 500])
-            marks = ",".join("?" for _ in chunk)
-            fulltext.unindex_messages(db, f"session_id IN ({marks})", chunk)
-            db.execute(f"DELETE FROM messages WHERE session_id IN ({marks})", chunk)
-            total += db.execute(f"DELETE FROM sessions WHERE id IN ({marks})", chunk).rowcount
-        db.execute(
-            "DELETE FROM system_prompts WHERE hash NOT IN "
-            "(SELECT system_prompt_hash FROM sessions WHERE system_prompt_hash IS NOT NULL)"
-        )
-        return total
 
     def set_pinned(self, session_ids: Iterable[str], pinned: bool) -> int:
         """Pin or unpin sessions; returns how many changed."""
@@ -616,67 +515,11 @@ class SessionStore:
 
     # ------------------------------------------------------------------ titles
 
-    def _checked_manual_title(
-        self, db: sqlite3.Connection, title: str | None, *, exclude_id: str | None = None
-    ) -> str:
-        clean = sanitize_title(title or "")
-        if clean is None:
-            raise InvalidTitle("a title cannot be empty")
-        if len(clean) > MAX_TITLE_LENGTH:
-            raise InvalidTitle(
-                f"title too long ({len(clean)} characters, at most {MAX_TITLE_LENGTH})"
-            )
-        owner = db.execute("SELECT id FROM sessions WHERE title = ?", (clean,)).fetchone()
-        if owner is not None and owner[0] != exclude_id:
-            raise TitleInUse(f"title '{clean}' is already used by session {owner[0]}")
-        return clean
-
-    @staticmethod
-    def _write_title(db: sqlite3.Connection, session_id: str, title: str, source: str) -> None:
-        db.execute(
-            "UPDATE sessions SET title = ?, title_source = ? WHERE id = ?",
-            (title, source, session_id),
-        )
-
-    @staticmethod
-    def _take_queued_title(db: sqlite3.Connection, session_id: str) -> str | None:
-        key = f"queued_title:{session_id}"
-        row = db.execute("SELECT value FROM state_meta WHERE key = ?", (key,)).fetchone()
-        if row is None:
-            return None
-        db.execute("DELETE FROM state_meta WHERE key = ?", (key,))
-        return str(row[0])
-
-    @staticmethod
-    def _store_system_prompt(db: sqlite3.Connection, prompt: str | None) -> str | None:
-        if prompt is None:
-            return None
-        digest = hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).hexdigest()
-        db.execute(
-            "INSERT OR IGNORE INTO system_prompts(hash, prompt) VALUES (?, ?)", (digest, prompt)
-        )
-        return digest
-
     def apply_automatic_title(self, session_id: str, proposal: str) -> str | None:
         """Store an automatic title unless a title exists by now; cut to 100 characters and
         made unique with a `` (2)``-style suffix. Returns the title stored, if any."""
-        clean = sanitize_title(proposal)
-        if clean is None:
-            return None
         with write_transaction(self._connection) as db:
-            candidate = cut_title(clean)
-            number = 1
-            while db.execute(
-                "SELECT 1 FROM sessions WHERE title = ? AND id != ?", (candidate, session_id)
-            ).fetchone():
-                number += 1
-                suffix = f" ({number})"
-                candidate = cut_title(clean, MAX_TITLE_LENGTH - len(suffix)) + suffix
-            changed = db.execute(
-                "UPDATE sessions SET title = ?, title_source = 'auto' WHERE id = ? AND title IS NULL",
-                (candidate, session_id),
-            ).rowcount
-        return candidate if changed else None
+            return rowwrites.automatic_title(db, session_id, proposal)
 
     def _start_auto_title(self, session_id: str) -> None:
         from .autotitle import generate_title_in_background
@@ -692,25 +535,8 @@ class SessionStore:
             thread.join(timeout)
 
 
-_CREATABLE_FIELDS = {
-    "user_id",
-    "model",
-    "cwd",
-    "git_branch",
-    "git_repo_root",
-    "chat_id",
-    "chat_type",
-    "thread_id",
-    "session_key",
-    "billing_provider",
-    "cost_actual_usd",
-    "cost_estimated_usd",
-    "input_tokens",
-    "output_tokens",
-    "pinned",
-    "archived",
-    "ended_at",
-    "end_reason",
-    "last_active_at",
-    "title_source",
-}
+_INHERITED_FIELDS = (
+    "user_id", "model", "cwd", "git_branch", "git_repo_root", "chat_id", "chat_type",
+    "thread_id", "session_key", "billing_provider",
+)  # fmt: skip
+"""What a compression continuation takes over from its parent."""

@@ -27,12 +27,40 @@ _SPACES = re.compile(r"\s+")
 _LINEAGE_SUFFIX = re.compile(r"^(?P<base>.*?) #(?P<number>\d+)$", re.DOTALL)
 
 
+def _keep_emoji_joiners(text: str) -> str:
+    """Protect zero-width joiners inside emoji sequences (👩‍💻): there they are part of the
+    character a person sees, not an invisible trick."""
+
+    def is_emoji_part(ch: str) -> bool:
+        return (
+            unicodedata.category(ch) == "So"
+            or ch in "\ufe0f\U0001f3fb\U0001f3fc\U0001f3fd\U0001f3fe\U0001f3ff"
+        )
+
+    out = []
+    for index, ch in enumerate(text):
+        if (
+            ch == "\u200d"
+            and 0 < index < len(text) - 1
+            and is_emoji_part(text[index - 1])
+            and is_emoji_part(text[index + 1])
+        ):
+            out.append(_JOINER_PLACEHOLDER)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+_JOINER_PLACEHOLDER = "\ue000"  # a private-use character, never in a sanitised title
+
+
 def sanitize_title(raw: str) -> str | None:
     """The title as stored: invisible characters removed, white space collapsed and trimmed.
     An empty result is ``None`` (no title)."""
-    text = unicodedata.normalize("NFC", raw)
+    text = unicodedata.normalize("NFC", raw).replace(_JOINER_PLACEHOLDER, "")
+    text = _keep_emoji_joiners(text)
     text = _INVISIBLE.sub(lambda m: " " if m.group() in "\t\n\r\u2028\u2029" else "", text)
-    text = _SPACES.sub(" ", text).strip()
+    text = _SPACES.sub(" ", text).strip().replace(_JOINER_PLACEHOLDER, "\u200d")
     return text or None
 
 

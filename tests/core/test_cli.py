@@ -283,11 +283,41 @@ def test_an_unreadable_store_says_store_unavailable_without_traceback(host, home
 
 
 def test_bad_config_value_is_one_line_naming_the_key(host, home):
+    home.mkdir(parents=True)
+    (home / "config.yaml").write_text("sessions:\n  retention_days: soon\n")
+    result = invoke(host, home, "sessions", "list")
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [result.output.strip()]
+    assert "sessions.retention_days must be a whole number" in result.output
+
+
+def test_unknown_config_key_is_warned_about_and_ignored(host, home):
+    home.mkdir(parents=True)
+    (home / "config.yaml").write_text(
+        "sessions:\n  retention_dayz: 5\ndisplay:\n  resume_display: minimal\n"
+    )
+    result = invoke(host, home, "sessions", "list")
+    assert result.exit_code == 0
+    assert "unknown setting 'sessions.retention_dayz'" in result.output
+
+
+def test_config_defaults_and_values(home):
+    from hermes_core.config import load_config
+
+    assert load_config(home)["sessions.retention_days"] == 90
+    home.mkdir(parents=True)
+    (home / "config.yaml").write_text("sessions:\n  auto_prune: true\n  retention_days: 30\n")
+    config = load_config(home)
+    assert config["sessions.auto_prune"] is True and config["sessions.retention_days"] == 30
+    assert config["sessions.vacuum_after_prune"] is True
+
+
+def test_config_that_is_not_yaml_names_the_file(home):
     from hermes_core.config import ConfigError, load_config
 
     home.mkdir(parents=True)
-    (home / "config.yaml").write_text("sessions:\n  retention_days: soon\n")
-    with pytest.raises(ConfigError, match=r"sessions\.retention_days"):
+    (home / "config.yaml").write_text("sessions: [unclosed\n")
+    with pytest.raises(ConfigError, match="config.yaml.*not valid YAML"):
         load_config(home)
 
 
