@@ -111,6 +111,7 @@ class PluginHost:
         self._report = report or (lambda line: print(line, file=sys.stderr))
         self.records: dict[str, PluginRecord] = {}
         self._registries: dict[str, dict[str, tuple[Any, str]]] = {}
+        self._registry_errors: dict[str, DuplicateComponent] = {}
         for module_name in BUILTIN_PLUGINS:
             module = __import__(module_name, fromlist=["_"])
             self._register(module_name.rsplit(".", 1)[-1], module, CORE_DISTRIBUTION, builtin=True)
@@ -125,10 +126,10 @@ class PluginHost:
         from stevedore import ExtensionManager, NamedExtensionManager
 
         selection = os.environ.get("HERMES_PLUGINS")
-        failures: list[tuple[str, BaseException]] = []
+        failures: list[tuple[str, str, BaseException]] = []
 
         def on_failure(_manager: Any, entry_point: Any, error: BaseException) -> None:
-            failures.append((entry_point.name, error))
+            failures.append((entry_point.name, entry_point.value, error))
 
         manager: Any
         if selection is None:
@@ -137,21 +138,32 @@ class PluginHost:
             wanted = {_normalise(part) for part in selection.split(",") if part.strip()}
             names = [
                 entry_point_name
-                for entry_point_name, distribution in _entry_point_distributions().items()
+                for (entry_point_name, _), distribution in _entry_point_distributions().items()
                 if _normalise(entry_point_name) in wanted or _normalise(distribution) in wanted
             ]
             manager = NamedExtensionManager(
                 ENTRY_POINT_GROUP, names=names, on_load_failure_callback=on_failure
             )
-        for entry_point_name, error in failures:
+        for entry_point_name, target, error in failures:
+            distribution = _distribution_of(entry_point_name, target)
             self._fail(
-                entry_point_name, self._distribution_of(entry_point_name), error, "failed to import"
+                self._free_name(entry_point_name, distribution),
+                distribution,
+                error,
+                "failed to import",
             )
         for extension in manager:
-            self._register(extension.name, extension.plugin, self._distribution_of(extension.name))
+            distribution = _distribution_of(extension.name, extension.entry_point.value)
+            self._register(
+                self._free_name(extension.name, distribution), extension.plugin, distribution
+            )
 
-    def _distribution_of(self, entry_point_name: str) -> str:
-        return _entry_point_distributions().get(entry_point_name, "(unknown distribution)")
+    def _free_name(self, entry_point_name: str, distribution: str) -> str:
+        """The plugin's name: its entry-point name, qualified by its distribution when a
+        built-in or another distribution already uses that name."""
+        if entry_point_name in self.records:
+            return f"{entry_point_name}@{distribution}"
+        return entry_point_name
 
     def _register(
         self, name: str, plugin: object, distribution: str, *, builtin: bool = False
@@ -190,6 +202,8 @@ class PluginHost:
         implementation is called on its own so every component is attributed to its plugin."""
         if kind in self._registries:
             return self._registries[kind]
+        if kind in self._registry_errors:
+            raise self._registry_errors[kind]
         registry: dict[str, tuple[Any, str]] = {}
         hook_caller = getattr(self.pm.hook, hook_name)
         for implementation in reversed(hook_caller.get_hookimpls()):
@@ -209,9 +223,15 @@ class PluginHost:
 
             try:
                 implementation.function(**{arg: register for arg in implementation.argnames})
-            except DuplicateComponent:
+            except DuplicateComponent as error:
+                self._registry_errors[kind] = error
                 raise
             except Exception as error:
+                # Nothing of a plugin that failed half-way through registering stays behind.
+                for name in [n for n, (_, owner) in registry.items() if owner == plugin_name]:
+                    del registry[name]
+                record = self.records[plugin_name]
+                record.components = [c for c in record.components if not c.startswith(f"{kind}:")]
                 self._fail(
                     plugin_name, self.records[plugin_name].distribution, error, "failed to register"
                 )
@@ -330,11 +350,12 @@ def _implemented_hooks(plugin: object) -> set[str]:
     return names
 
 
-_DISTRIBUTIONS: dict[str, str] | None = None
+_DISTRIBUTIONS: dict[tuple[str, str], str] | None = None
 
 
-def _entry_point_distributions() -> dict[str, str]:
-    """Entry-point name → distribution name (read only when needed: it scans metadata)."""
+def _entry_point_distributions() -> dict[tuple[str, str], str]:
+    """(entry-point name, target) → distribution name. Read only when needed: it scans the
+    installed metadata, which stevedore's cache otherwise spares us."""
     global _DISTRIBUTIONS
     if _DISTRIBUTIONS is None:
         import importlib_metadata
@@ -342,10 +363,13 @@ def _entry_point_distributions() -> dict[str, str]:
         _DISTRIBUTIONS = {}
         for entry_point in importlib_metadata.entry_points(group=ENTRY_POINT_GROUP):
             dist = entry_point.dist
-            _DISTRIBUTIONS.setdefault(
-                entry_point.name, dist.name if dist else "(unknown distribution)"
-            )
+            name = dist.name if dist else "(unknown distribution)"
+            _DISTRIBUTIONS.setdefault((entry_point.name, entry_point.value), name)
     return _DISTRIBUTIONS
+
+
+def _distribution_of(entry_point_name: str, target: str) -> str:
+    return _entry_point_distributions().get((entry_point_name, target), "(unknown distribution)")
 
 
 def _distribution_version(distribution: str) -> str | None:

@@ -107,8 +107,20 @@ def test_costs_must_be_finite(value: float) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["source", "end_reason", "user", "chat_id", "chat_type", "provider", "title",
-             "model", "branch", "cwd", "workspace"],
+    "name",
+    [
+        "source",
+        "end_reason",
+        "user",
+        "chat_id",
+        "chat_type",
+        "provider",
+        "title",
+        "model",
+        "branch",
+        "cwd",
+        "workspace",
+    ],
 )
 def test_blank_text_values_are_refused(name: str) -> None:
     with pytest.raises(FilterError, match=f"^--{name.replace('_', '-')}: the value is empty"):
@@ -118,12 +130,23 @@ def test_blank_text_values_are_refused(name: str) -> None:
 
 def test_text_values_pass_through_unchanged() -> None:
     selection = filter_from_options(
-        source="telegram", end_reason="done", user="42", chat_id="-100", chat_type="group",
-        provider="openrouter", title="100%", model="GPT", branch="feature/x", now=NOW,
+        source="telegram",
+        end_reason="done",
+        user="42",
+        chat_id="-100",
+        chat_type="group",
+        provider="openrouter",
+        title="100%",
+        model="GPT",
+        branch="feature/x",
+        now=NOW,
     )
     assert (selection.source, selection.end_reason, selection.user) == ("telegram", "done", "42")
-    assert (selection.chat_id, selection.chat_type, selection.provider) == ("-100", "group",
-                                                                            "openrouter")
+    assert (selection.chat_id, selection.chat_type, selection.provider) == (
+        "-100",
+        "group",
+        "openrouter",
+    )
     assert (selection.title, selection.model, selection.branch) == ("100%", "GPT", "feature/x")
 
 
@@ -150,8 +173,13 @@ def test_scope_switches_pass_through() -> None:
 def test_the_option_table_matches_filter_from_options() -> None:
     accepted = set(inspect.signature(filter_from_options).parameters)
     offered = {option.name for option in FILTER_OPTIONS}
-    assert offered == accepted - {"workspace", "ended_only", "include_archived",
-                                  "include_delegates", "now"}
+    assert offered == accepted - {
+        "workspace",
+        "ended_only",
+        "include_archived",
+        "include_delegates",
+        "now",
+    }
     assert all(option.flag == "--" + option.name.replace("_", "-") for option in FILTER_OPTIONS)
 
 
@@ -184,15 +212,33 @@ def test_the_decorated_command_receives_every_filter_value() -> None:
     received: list[dict[str, object]] = []
     result = runner.invoke(
         _app(received),
-        ["prune", "--older-than", "2d", "--source", "cron", "--cwd", "~/x", "--min-messages",
-         "3", "--max-cost", "0.5", "--max-tool-calls", "0", "--yes"],
+        [
+            "prune",
+            "--older-than",
+            "2d",
+            "--source",
+            "cron",
+            "--cwd",
+            "~/x",
+            "--min-messages",
+            "3",
+            "--max-cost",
+            "0.5",
+            "--max-tool-calls",
+            "0",
+            "--yes",
+        ],
     )
     assert result.exit_code == 0, result.output
     [values] = received
     assert values.pop("yes") is True
     assert values == {option.name: None for option in FILTER_OPTIONS} | {
-        "older_than": "2d", "source": "cron", "cwd": "~/x", "min_messages": 3,
-        "max_cost": 0.5, "max_tool_calls": 0,
+        "older_than": "2d",
+        "source": "cron",
+        "cwd": "~/x",
+        "min_messages": 3,
+        "max_cost": 0.5,
+        "max_tool_calls": 0,
     }
 
 
