@@ -317,7 +317,7 @@ def test_config_that_is_not_yaml_names_the_file(home):
 
     home.mkdir(parents=True)
     (home / "config.yaml").write_text("sessions: [unclosed\n")
-    with pytest.raises(ConfigError, match="config.yaml.*not valid YAML"):
+    with pytest.raises(ConfigError, match=r"config\.yaml.*not valid YAML"):
         load_config(home)
 
 
