@@ -212,9 +212,8 @@ def _render_message(role: str, content: str, tool_calls: list[str], tool_name: s
     if role == "tool":
         first = content.strip().splitlines()[0] if content.strip() else ""
         more = content.count("\n")
-        return f"  ⎿ {tool_name or 'tool'} output: {first[:100]}" + (
-            f" (+{more} lines)" if more else ""
-        )
+        suffix = f" (+{more} lines)" if more else ""
+        return f"  ⎿ {tool_name or 'tool'} output: {first[:100]}{suffix}\n"
     marker = {"user": "●", "assistant": "◆"}.get(role, "·")
     text = content.strip()
     if tool_calls:
