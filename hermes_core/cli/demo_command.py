@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import tempfile
 from pathlib import Path
 from typing import Annotated
 
@@ -26,6 +25,8 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Create sample sessions in a throwaway home, then list them and show one."""
+        import tempfile
+
         from hermes_core.demo import fill_demo_store
         from hermes_core.plugins import PluginHost
         from hermes_core.store import SessionStore

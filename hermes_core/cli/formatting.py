@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 import time
 import unicodedata
 
@@ -21,13 +20,15 @@ def relative_time(moment: float, now: float | None = None) -> str:
         return "yesterday"
     if seconds < 30 * 86_400:
         return f"{int(seconds // 86_400)}d ago"
-    return _dt.datetime.fromtimestamp(moment).strftime("%Y-%m-%d")
+    return time.strftime("%Y-%m-%d", time.localtime(moment))
 
 
 def iso_local(moment: float | None) -> str | None:
     """A POSIX time as local ISO 8601 with its offset (for JSON output)."""
     if moment is None:
         return None
+    import datetime as _dt
+
     return _dt.datetime.fromtimestamp(moment).astimezone().isoformat(timespec="seconds")
 
 

@@ -7,7 +7,7 @@ prefix that is unique among the rows shown (prefixes resolve everywhere an id is
 
 from __future__ import annotations
 
-import shutil
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -62,7 +62,7 @@ def render_list(
     terminal_width: int | None = None,
 ) -> str:
     """The human listing, as the seed shows it."""
-    total = terminal_width or shutil.get_terminal_size((120, 24)).columns
+    total = terminal_width or _terminal_columns()
     ids = [s.id for s in sessions]
     full_id = max((len(i) for i in ids), default=MIN_ID_WIDTH)
     titled = any(s.title for s in sessions)
@@ -139,3 +139,15 @@ def _join(cells: Sequence[str], separators: Sequence[str]) -> str:
     for separator, cell in zip(separators, cells[1:], strict=True):
         out += separator + cell
     return out
+
+
+def _terminal_columns() -> int:
+    """The terminal's width ($COLUMNS first), 120 when there is no terminal."""
+    try:
+        return int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        pass
+    try:
+        return os.get_terminal_size(1).columns
+    except OSError:
+        return 120

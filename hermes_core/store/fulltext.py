@@ -5,11 +5,12 @@ Two indexes:
 * ``messages_fts`` — FTS5 with the ``unicode61`` tokenizer, *external content* (the text is
   stored once, in ``messages``) read through the ``messages_fts_source`` view, which indexes
   only the first ``TOOL_OUTPUT_INDEXED_CHARS`` characters of tool output.
-* ``messages_cjk`` — FTS5 ``trigram`` over only the CJK runs of messages. ``unicode61`` keeps a
-  run of CJK characters as one token, so a Chinese or Japanese word inside a sentence cannot
-  be found through the word index; the trigram index finds 3+ character substrings, and a
-  scan of this small table finds 1–2 character ones. Few messages contain CJK, so it stays
-  small (a trigram index over everything is 2–3× the text).
+* ``messages_cjk`` — FTS5 ``trigram`` over only the CJK runs of messages (of the whole
+  message, tool output included). ``unicode61`` keeps a run of CJK characters as one token,
+  so a Chinese or Japanese word inside a sentence cannot be found through the word index; the
+  trigram index finds 3+ character substrings, and a scan of this small table finds 1–2
+  character ones (see :func:`find_cjk`). Few messages contain CJK, so it stays small (a
+  trigram index over everything is 2–3× the text).
 
 The application writes index rows itself, in the same transaction as the messages, instead of
 triggers: triggers make bulk loads 2.6–3.3× slower (see DESIGN §3). Every write to
@@ -81,12 +82,12 @@ def unindex_messages(
 def rebuild_cjk_index(connection: sqlite3.Connection, batch: int = 5000) -> int:
     """Refill ``messages_cjk`` from ``messages``; returns how many messages hold CJK text."""
     connection.execute("DELETE FROM messages_cjk")
-    cursor = connection.execute("SELECT id, role, content FROM messages ORDER BY id")
+    cursor = connection.execute("SELECT id, content FROM messages ORDER BY id")
     found = 0
     while rows := cursor.fetchmany(batch):
         cjk_rows = []
-        for message_id, role, content in rows:
-            runs = cjk_runs(indexed_text(role, content or ""))
+        for message_id, content in rows:
+            runs = cjk_runs(content or "")
             if runs:
                 cjk_rows.append((message_id, runs))
         if cjk_rows:
@@ -122,3 +123,28 @@ def optimize(connection: sqlite3.Connection) -> None:
     """Merge every index's segments into one b-tree (smaller and faster to query)."""
     connection.execute("INSERT INTO messages_fts(messages_fts) VALUES ('optimize')")
     connection.execute("INSERT INTO messages_cjk(messages_cjk) VALUES ('optimize')")
+
+
+def find_cjk(connection: sqlite3.Connection, text: str, *, limit: int = 1000) -> list[int]:
+    """Ids of messages whose CJK text contains ``text``, newest first, at most ``limit``.
+
+    Three characters or more use the trigram index. Shorter strings scan ``messages_cjk`` (a
+    bounded scan: only messages holding CJK are in it) with ``instr``: on SQLite 3.40 a
+    ``LIKE`` against a trigram table is handed to FTS5, which finds nothing for patterns under
+    three characters.
+    """
+    needle = text.strip()
+    if not needle:
+        return []
+    if len(needle) >= 3:
+        quoted = '"' + needle.replace('"', '""') + '"'
+        rows = connection.execute(
+            "SELECT rowid FROM messages_cjk WHERE messages_cjk MATCH ? ORDER BY rowid DESC LIMIT ?",
+            (quoted, limit),
+        )
+    else:
+        rows = connection.execute(
+            "SELECT rowid FROM messages_cjk WHERE instr(text, ?) > 0 ORDER BY rowid DESC LIMIT ?",
+            (needle, limit),
+        )
+    return [row[0] for row in rows]

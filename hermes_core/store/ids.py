@@ -3,8 +3,8 @@ gateway sessions. The timestamp part is local time, as people read it in listing
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 import time
 
 CLI_HEX_DIGITS = 6
@@ -16,7 +16,7 @@ def new_session_id(*, gateway: bool = False, now: float | None = None) -> str:
     """A new session id; ``gateway`` sessions get 8 hex digits, the others 6."""
     moment = time.localtime(time.time() if now is None else now)
     digits = GATEWAY_HEX_DIGITS if gateway else CLI_HEX_DIGITS
-    return time.strftime("%Y%m%d_%H%M%S", moment) + "_" + secrets.token_hex(digits // 2)
+    return time.strftime("%Y%m%d_%H%M%S", moment) + "_" + os.urandom(digits // 2).hex()
 
 
 def looks_like_session_id(text: str) -> bool:

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 from hermes_hookspecs import Message, ParentKind, Session
 
 from . import fulltext, rowwrites
-from .connection import open_connection, write_transaction
+from .connection import (
+    WAL_INLINE_CHECKPOINT_BYTES,
+    BackgroundCheckpointer,
+    open_connection,
+    wal_bytes,
+    write_transaction,
+)
 from .errors import SessionNotFound, StoreUnavailable
 from .lookup import resolve_reference
 from .rows import (
@@ -65,6 +71,10 @@ class SessionStore:
             self._connection.close()
             raise
         self._title_threads: list[threading.Thread] = []
+        # Checkpoints run off the writer's thread (see BackgroundCheckpointer).
+        self._connection.execute("PRAGMA wal_autocheckpoint = 0")
+        self._checkpointer = BackgroundCheckpointer(self.path)
+        self._writes_since_wal_check = 0
 
     @classmethod
     def open(cls, home: Path | str, *, events: SessionEvents | None = None) -> SessionStore:
@@ -79,7 +89,16 @@ class SessionStore:
     def close(self) -> None:
         """Wait briefly for automatic titles in flight, then close the connection."""
         self.wait_for_titles(timeout=5.0)
+        self._checkpointer.stop()
         self._connection.close()
+
+    def _after_write(self) -> None:
+        """Every so often, make sure the write-ahead log is not outgrowing the checkpointer."""
+        self._writes_since_wal_check += 1
+        if self._writes_since_wal_check >= 200:
+            self._writes_since_wal_check = 0
+            if wal_bytes(self.path) > WAL_INLINE_CHECKPOINT_BYTES:
+                self._connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def __enter__(self) -> SessionStore:
         return self
@@ -443,9 +462,7 @@ class SessionStore:
                     message.platform_message_id,
                 )
             )
-            cjk_texts.append(
-                fulltext.cjk_runs(fulltext.indexed_text(message.role, message.content))
-            )
+            cjk_texts.append(fulltext.cjk_runs(message.content))
             tool_calls += len(message.tool_calls)
             has_assistant = has_assistant or message.role == "assistant"
         if not rows:
@@ -482,6 +499,7 @@ class SessionStore:
             first_id = last_id - len(rows) + 1
             cjk_rows = [(first_id + i, text) for i, text in enumerate(cjk_texts) if text]
             fulltext.index_new_messages(db, first_id, last_id, cjk_rows)
+        self._after_write()
         if first_exchange and self._events is not None:
             self._start_auto_title(session_id)
         return range(first_id, last_id + 1)
@@ -494,7 +512,7 @@ class SessionStore:
                 raise KeyError(f"no message {message_id}")
             fulltext.unindex_messages(db, "id = ?", [message_id])
             db.execute("UPDATE messages SET content = ? WHERE id = ?", (content, message_id))
-            runs = fulltext.cjk_runs(fulltext.indexed_text(row[0], content))
+            runs = fulltext.cjk_runs(content)
             fulltext.index_new_messages(
                 db, message_id, message_id, [(message_id, runs)] if runs else []
             )

@@ -90,7 +90,7 @@ def _build_v1_store(path: Path) -> None:
                 (2, "assistant", "Quantum entanglement links particles", 1704067202),
                 (3, "tool", "ok " * 500 + "日本語のテキスト", 1704067203),
                 (4, "user", "東京の天気は? weather please", 1704067204),
-                (5, "tool", "ok " * 1000 + "尾部的中文", 1704067205),  # past the indexed head
+                (5, "tool", "ok " * 1000 + "尾部的中文", 1704067205),  # past the word index's head
             ],
         )
         connection.execute(
@@ -116,13 +116,13 @@ def test_v1_store_is_migrated_and_its_cjk_text_indexed(tmp_path: Path) -> None:
             ]
             == 1
         )
-        assert db.execute("SELECT count(*) FROM messages_cjk").fetchone()[0] == 3
+        assert db.execute("SELECT count(*) FROM messages_cjk").fetchone()[0] == 4
         assert fts_ids(db, "entanglement") == [2]
         assert fts_ids(db, "weather") == [4]
         assert fulltext.check(db) is None
         session = store.get_session("20240101_000000_abcdef")
         assert session.title == "旧的会话"
-        assert cjk_ids(db, "尾部的") == []
+        assert cjk_ids(db, "尾部的") == [5]  # CJK is indexed from the whole message
         assert [m.id for m in store.messages(session.id)] == [1, 2, 3, 4, 5]
         # The migrated store keeps working.
         [new_id] = store.append_messages(session.id, [user("新的纠缠的消息")])
@@ -135,7 +135,7 @@ def test_migrating_twice_is_a_no_op(tmp_path: Path) -> None:
     _build_v1_store(path)
     SessionStore(path).close()
     with SessionStore(path) as store:
-        assert store.connection.execute("SELECT count(*) FROM messages_cjk").fetchone()[0] == 3
+        assert store.connection.execute("SELECT count(*) FROM messages_cjk").fetchone()[0] == 4
         assert migrate(store.connection) == SCHEMA_VERSION
 
 

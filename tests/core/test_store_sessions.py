@@ -555,3 +555,29 @@ def test_orphaned_children_lose_their_parent_kind_too(tmp_path: Path) -> None:
         store.delete_session(parent.id)
         orphan = store.get_session(child.id)
         assert orphan.parent_session_id is None and orphan.parent_kind is None
+
+
+def test_cjk_words_are_found_by_substring_of_any_length(tmp_path: Path) -> None:
+    from hermes_core.store.fulltext import find_cjk
+
+    with SessionStore.open(tmp_path) as store:
+        session = store.create_session()
+        ids = store.append_messages(
+            session.id,
+            [
+                Message("user", "我们讨论了量子纠缠的实验 and more"),
+                Message("assistant", "日本語のテキストです"),
+                Message("tool", "x" * 5000 + " 深いところの量子纠缠 ", tool_name="terminal"),
+            ],
+        )
+        found = find_cjk(store.connection, "量子纠缠")
+        assert sorted(found) == [ids[0], ids[2]]  # tool output past the word index's head too
+        assert sorted(find_cjk(store.connection, "纠缠")) == [ids[0], ids[2]]
+        assert find_cjk(store.connection, "テキ") == [ids[1]]
+        assert find_cjk(store.connection, "无关") == []
+        assert find_cjk(store.connection, '"') == []
+
+
+def test_the_store_writes_with_the_automatic_checkpoint_off(tmp_path: Path) -> None:
+    with SessionStore.open(tmp_path) as store:
+        assert store.connection.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
