@@ -1,0 +1,301 @@
+"""Runs the figures and prints one line per figure: ``name: value unit  (target …)``.
+
+Lines starting with ``#`` are context (what was done, how long the untimed preparation took).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import sqlite3
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench.corpus import CJK_SHORT_TERM, CJK_TERM, MESSAGES_PER_SESSION
+from bench.corpusfile import CorpusFile, CorpusTruth, generator_hash
+from bench.footprint import measure
+from bench.ingest import build_store_untimed, corpus_messages, fresh_home, run_ingest
+from bench.latency import live_messages, run_latency
+from bench.startup import CommandFailed, run_startup
+from hermes_core.store.store import STATE_DB_NAME, SessionStore
+
+DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
+FULL_SIZES = (100_000, 1_000_000)
+QUICK_SIZES = (10_000, 20_000)
+FIGURES = ("a", "b", "c", "d")
+TRIGGER_CONTEXT_MAX = 100_000
+"""The trigger-based loader (context only) runs at sizes up to this many messages."""
+CLI_STORE_SESSIONS = 50
+MARKER = "bench-complete.json"
+
+
+def emit(name: str, value: str, unit: str = "", note: str = "") -> None:
+    line = f"{name}: {value}"
+    if unit:
+        line += f" {unit}"
+    if note:
+        line += f"  ({note})"
+    print(line, flush=True)
+
+
+def context(text: str) -> None:
+    print(f"# {text}", flush=True)
+
+
+def size_label(messages: int) -> str:
+    if messages % 1_000_000 == 0:
+        return f"{messages // 1_000_000}M"
+    if messages % 1_000 == 0:
+        return f"{messages // 1_000}k"
+    return str(messages)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description="Hermes sessions performance figures")
+    parser.add_argument(
+        "--quick", action="store_true", help="small corpora (10k, 20k messages) for a smoke run"
+    )
+    parser.add_argument(
+        "--messages",
+        help="comma-separated corpus sizes in messages (multiples of 100); default 100000,1000000",
+    )
+    parser.add_argument("--only", help="comma-separated figures out of a,b,c,d (default all)")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=DEFAULT_WORKDIR,
+        help="where corpora and stores are kept (default bench/.corpus)",
+    )
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--appends", type=int, help="single appends timed by (b)")
+    parser.add_argument("--startup-runs", type=int, help="runs of each command timed by (c)")
+    args = parser.parse_args(argv)
+    if args.messages:
+        args.sizes = sorted({int(part) for part in args.messages.split(",") if part.strip()})
+    else:
+        args.sizes = list(QUICK_SIZES if args.quick else FULL_SIZES)
+    for size in args.sizes:
+        if size <= 0 or size % MESSAGES_PER_SESSION:
+            parser.error(f"--messages: {size} is not a positive multiple of {MESSAGES_PER_SESSION}")
+    args.figures = set(FIGURES) if not args.only else {p.strip() for p in args.only.split(",")}
+    unknown = args.figures - set(FIGURES)
+    if unknown:
+        parser.error(f"--only: unknown figure(s) {', '.join(sorted(unknown))}")
+    args.appends = args.appends or (300 if args.quick else 2_000)
+    args.startup_runs = args.startup_runs or (5 if args.quick else 15)
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    workdir: Path = args.workdir.resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    emit(
+        "machine",
+        f"nproc={os.cpu_count()} python={platform.python_version()} "
+        f"sqlite={sqlite3.sqlite_version}",
+        note=f"workdir {workdir}",
+    )
+    largest = max(args.sizes)
+    started = time.perf_counter()
+    corpus = CorpusFile.ensure(workdir, args.seed, largest // MESSAGES_PER_SESSION)
+    context(f"corpus {corpus.path.name} ready in {time.perf_counter() - started:.1f} s (untimed)")
+    for size in args.sizes:
+        sessions = size // MESSAGES_PER_SESSION
+        root = workdir / f"stores-seed{args.seed}-{size_label(size)}"
+        truth = corpus.truth(sessions)
+        if "a" in args.figures:
+            ingest_figures(corpus, sessions, root, size_label(size))
+        needs_store = "d" in args.figures or ("b" in args.figures and size == largest)
+        if needs_store and not _store_complete(root / "store"):
+            started = time.perf_counter()
+            build_store_untimed(corpus, sessions, root / "store", _chunk_sessions(sessions))
+            _mark_complete(root / "store")
+            context(
+                f"built the {size_label(size)} store in {time.perf_counter() - started:.0f} s "
+                "(untimed)"
+            )
+        if "d" in args.figures:
+            footprint_figures(root / "store" / STATE_DB_NAME, truth, size_label(size))
+        if "b" in args.figures and size == largest:
+            latency_figures(root / "store", args.seed, sessions, args.appends, size_label(size))
+    if "c" in args.figures:
+        startup_figures(corpus, workdir, args.startup_runs)
+    return 0
+
+
+def _chunk_sessions(sessions: int) -> int:
+    return max(10, sessions // 50)
+
+
+def _store_complete(home: Path) -> bool:
+    marker = home / MARKER
+    if not marker.exists():
+        return False
+    return bool(json.loads(marker.read_text()).get("generator") == generator_hash())
+
+
+def _mark_complete(home: Path) -> None:
+    (home / MARKER).write_text(json.dumps({"generator": generator_hash()}))
+
+
+def ingest_figures(corpus: CorpusFile, sessions: int, root: Path, label: str) -> None:
+    messages = sessions * MESSAGES_PER_SESSION
+    started = time.perf_counter()
+    result = run_ingest(
+        corpus,
+        sessions,
+        root,
+        chunk_sessions=_chunk_sessions(sessions),
+        with_triggers=messages <= TRIGGER_CONTEXT_MAX,
+    )
+    _mark_complete(root / "store")
+    context(
+        f"(a) {label}: {len(result.chunk_ratios)} interleaved chunks, "
+        f"{time.perf_counter() - started:.0f} s wall including untimed preparation"
+    )
+    store_rate, plain_rate = result.rate("store"), result.rate("plain")
+    emit(
+        f"ingest_store_{label}",
+        f"{store_rate:.0f}",
+        "messages/s",
+        f"{sessions} sessions × create + 1 append_messages + end, through SessionStore",
+    )
+    emit(
+        f"ingest_plain_{label}",
+        f"{plain_rate:.0f}",
+        "messages/s",
+        "same schema, raw SQL, FTS rows in the same transaction, 1 transaction per session",
+    )
+    emit(
+        f"ingest_ratio_{label}",
+        f"{store_rate / plain_rate:.3f}",
+        "store/plain",
+        f"target ≥ 0.8; median of chunk ratios {statistics.median(result.chunk_ratios):.3f}",
+    )
+    tenth = max(1, len(result.store_rates) // 10)
+    first = statistics.median(result.store_rates[:tenth])
+    last = statistics.median(result.store_rates[-tenth:])
+    emit(
+        f"ingest_store_last_tenth_{label}",
+        f"{last:.0f}",
+        "messages/s",
+        f"context: first tenth {first:.0f} messages/s",
+    )
+    if "triggers" in result.seconds:
+        trigger_rate = result.rate("triggers")
+        emit(
+            f"ingest_triggers_{label}",
+            f"{trigger_rate:.0f}",
+            "messages/s",
+            f"context: word index kept by a trigger; plain is "
+            f"{plain_rate / trigger_rate:.2f}× faster",
+        )
+
+
+def footprint_figures(db_path: Path, truth: CorpusTruth, label: str) -> None:
+    found = measure(db_path)
+    mb = 1024 * 1024
+    emit(
+        f"size_ratio_{label}",
+        f"{found.file_bytes / truth.text_bytes:.3f}",
+        "state.db/text",
+        f"target ≤ 1.6; {found.file_bytes / mb:.0f} MiB for {truth.text_bytes / mb:.0f} MiB "
+        f"of text in {truth.messages} messages",
+    )
+    fts = found.share("messages_fts", "messages_cjk")
+    emit(
+        f"fts_share_{label}",
+        f"{fts * 100:.1f}",
+        "% of state.db",
+        f"word index {found.share('messages_fts') * 100:.1f} %, CJK trigram "
+        f"{found.share('messages_cjk') * 100:.1f} %, messages table "
+        f"{found.object_share('messages') * 100:.1f} %, "
+        f"free pages {found.free_share * 100:.1f} %",
+    )
+    emit(
+        f"cjk_4char_found_{label}",
+        f"{found.cjk_term_found}/{truth.cjk_term}",
+        "messages",
+        f"trigram MATCH '\"{CJK_TERM}\"' in {found.cjk_term_ms:.1f} ms"
+        + _beyond_head(truth.cjk_term, truth.cjk_term_indexed),
+    )
+    emit(
+        f"cjk_2char_found_{label}",
+        f"{found.cjk_short_found}/{truth.cjk_short}",
+        "messages",
+        f"scan of messages_cjk, text || '' LIKE '%{CJK_SHORT_TERM}%', in "
+        f"{found.cjk_short_ms:.1f} ms" + _beyond_head(truth.cjk_short, truth.cjk_short_indexed),
+    )
+    emit(
+        f"cjk_2char_like_pushed_down_{label}",
+        f"{found.cjk_short_like_pushed_down}/{truth.cjk_short}",
+        "messages",
+        "pitfall: plain `text LIKE` on the trigram table; SQLite 3.40 finds nothing for "
+        "< 3 non-ASCII characters",
+    )
+
+
+def _beyond_head(total: int, indexed: int) -> str:
+    if total == indexed:
+        return ""
+    return f"; {total - indexed} of the true count lie past the indexed head of tool output"
+
+
+def latency_figures(home: Path, seed: int, sessions: int, appends: int, label: str) -> None:
+    messages = live_messages(seed, sessions, appends)
+    result = run_latency(home, messages)
+    emit(
+        f"append_p50_{label}",
+        f"{result.percentile(0.50):.2f}",
+        "ms",
+        f"{appends} single-message appends, each its own transaction",
+    )
+    emit(f"append_p99_{label}", f"{result.percentile(0.99):.2f}", "ms", "target ≤ 5 ms")
+    emit(
+        f"append_max_{label}",
+        f"{result.max_ms:.1f}",
+        "ms",
+        f"target: no multi-second outliers; p99.9 {result.percentile(0.999):.1f} ms, "
+        f"{result.over(100.0)} appends over 100 ms",
+    )
+    emit(
+        f"delete_session_{label}",
+        f"{result.delete_ms:.0f}",
+        "ms",
+        f"context: deleting that {appends}-message session afterwards",
+    )
+
+
+def startup_figures(corpus: CorpusFile, workdir: Path, runs: int) -> None:
+    home = fresh_home(workdir / "cli-home")
+    with SessionStore.open(home) as store:
+        for chunk in corpus.chunks(CLI_STORE_SESSIONS, CLI_STORE_SESSIONS):
+            for s in chunk:
+                session_id = store.create_session(
+                    s.source, title=s.title, started_at=s.started_at, cwd=s.cwd, model=s.model
+                ).id
+                store.append_messages(session_id, corpus_messages(s))
+    scratch = Path(tempfile.mkdtemp(prefix="startup-", dir=workdir))
+    try:
+        result = run_startup(scratch, home, runs)
+    except CommandFailed as error:
+        emit("startup_ratio", f"unavailable: {error}", note="target ≤ 1.25")
+        return
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    emit("startup_typer_hello", f"{result.baseline_median:.0f}", "ms", f"median of {runs}")
+    emit(
+        "startup_sessions_list",
+        f"{result.command_median:.0f}",
+        "ms",
+        f"median of {runs}, `hermes --home … sessions list` on a "
+        f"{CLI_STORE_SESSIONS}-session store",
+    )
+    emit("startup_ratio", f"{result.ratio:.3f}", "sessions-list/hello", "target ≤ 1.25")
