@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from . import demo_command, maintenance_commands, plugins_command, session_commands
-from .context import CliContext, default_home
+from .context import CliContext, cli_context, default_home
 from .errors import handle_user_errors
 
 if TYPE_CHECKING:
@@ -59,8 +59,7 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
     @handle_user_errors
     def sessions_group(ctx: typer.Context) -> None:
         # A broken config.yaml is reported before any session command runs.
-        context = ctx.find_root().obj
-        assert isinstance(context, CliContext)
+        context = cli_context(ctx)
         _ = context.config
 
     session_commands.register(sessions)

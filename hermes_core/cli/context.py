@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import typer
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -15,6 +17,13 @@ if TYPE_CHECKING:
     from hermes_core.config import Config
     from hermes_core.plugins import PluginHost
     from hermes_core.store import SessionStore
+
+
+def cli_context(ctx: typer.Context) -> CliContext:
+    """The invocation's shared context, set by the root callback."""
+    obj = ctx.find_root().obj
+    assert isinstance(obj, CliContext)
+    return obj
 
 
 def default_home() -> Path:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from .context import CliContext
+from .context import cli_context
 from .errors import fail, handle_user_errors
 
 
@@ -33,8 +33,7 @@ def register(app: typer.Typer) -> None:
 
         from .app import build_app
 
-        root = ctx.find_root().obj
-        assert isinstance(root, CliContext)
+        root = cli_context(ctx)
         home = into if into is not None else Path(tempfile.mkdtemp(prefix="hermes-demo-"))
         if home.exists() and any(home.iterdir()):
             raise fail(f"{home} is not empty; the demo only writes into a new or empty directory")

@@ -6,15 +6,9 @@ from typing import Annotated
 
 import typer
 
-from .context import CliContext
+from .context import cli_context
 from .errors import fail, handle_user_errors
 from .formatting import human_size
-
-
-def _context(ctx: typer.Context) -> CliContext:
-    obj = ctx.find_root().obj
-    assert isinstance(obj, CliContext)
-    return obj
 
 
 def register(sessions: typer.Typer) -> None:
@@ -24,7 +18,7 @@ def register(sessions: typer.Typer) -> None:
     @handle_user_errors
     def stats(ctx: typer.Context) -> None:
         """Counts per origin and the size of the store."""
-        found = _context(ctx).store.stats()
+        found = cli_context(ctx).store.stats()
         typer.echo(f"Total sessions: {found.total_sessions}")
         typer.echo(f"Total messages: {found.total_messages}")
         for source, count in found.sessions_by_source:
@@ -41,7 +35,7 @@ def register(sessions: typer.Typer) -> None:
         """Merge full-text index segments and VACUUM; no session data is touched."""
         from hermes_core.store.maintenance import optimize as optimize_store
 
-        store = _context(ctx).store
+        store = cli_context(ctx).store
         before, after = optimize_store(store.connection, store.path)
         change = before - after
         verdict = (
@@ -61,7 +55,7 @@ def register(sessions: typer.Typer) -> None:
         from hermes_core.store import STATE_DB_NAME
         from hermes_core.store.maintenance import repair as repair_store
 
-        path = _context(ctx).home / STATE_DB_NAME
+        path = cli_context(ctx).home / STATE_DB_NAME
         if not path.exists():
             raise fail(f"no session store at {path}")
         report = repair_store(path, check_only=check_only)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .context import CliContext
+from .context import cli_context
 from .errors import handle_user_errors
 
 
@@ -22,8 +22,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """List installed plugins: name, distribution, version, hooks, components."""
-        context = ctx.find_root().obj
-        assert isinstance(context, CliContext)
+        context = cli_context(ctx)
         records = context.host.describe(include_builtin=include_builtin)
         if as_json:
             typer.echo(json.dumps([r.as_json() for r in records], indent=2))

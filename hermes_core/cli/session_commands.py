@@ -8,16 +8,10 @@ from typing import Annotated
 
 import typer
 
-from .context import CliContext
+from .context import CliContext, cli_context
 from .errors import UserError, handle_user_errors
 from .formatting import iso_local, relative_time
 from .listing import list_as_json, render_list
-
-
-def _context(ctx: typer.Context) -> CliContext:
-    obj = ctx.find_root().obj
-    assert isinstance(obj, CliContext)
-    return obj
 
 
 def register(sessions: typer.Typer) -> None:
@@ -48,7 +42,7 @@ def register(sessions: typer.Typer) -> None:
         """List recent sessions (archived ones hidden, pinned ones always shown)."""
         from hermes_core.selection.filters import SessionFilter
 
-        context = _context(ctx)
+        context = cli_context(ctx)
         selection = SessionFilter(
             source=source,
             workspace=str(Path(workspace).expanduser())
@@ -76,7 +70,7 @@ def register(sessions: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
         """Show a session and its conversation."""
-        store = _context(ctx).store
+        store = cli_context(ctx).store
         found = store.get_session(store.resolve(session))
         if as_json:
             payload = list_as_json([found], store.previews([found.id]))[0]
@@ -125,7 +119,7 @@ def register(sessions: typer.Typer) -> None:
         ],
     ) -> None:
         """Set or change a session's title (unique, at most 100 characters)."""
-        store = _context(ctx).store
+        store = cli_context(ctx).store
         session_id = store.resolve(session)
         renamed = store.set_title(session_id, " ".join(title))
         typer.echo(f"Renamed {session_id} to '{renamed.title}'.")
@@ -140,7 +134,7 @@ def register(sessions: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Delete a session, its messages and its delegate/subagent sessions."""
-        store = _context(ctx).store
+        store = cli_context(ctx).store
         target = store.get_session(store.resolve(session))
         label = f"{target.id}" + (f" ('{target.title}')" if target.title else "")
         question = f"Delete session {label} and its {target.message_count} messages?"
@@ -159,7 +153,7 @@ def register(sessions: typer.Typer) -> None:
         ],
     ) -> None:
         """Pin sessions: always listed, never pruned or auto-archived."""
-        _set_pins(_context(ctx), sessions_, True)
+        _set_pins(cli_context(ctx), sessions_, True)
 
     @sessions.command("unpin")
     @handle_user_errors
@@ -170,7 +164,7 @@ def register(sessions: typer.Typer) -> None:
         ],
     ) -> None:
         """Remove the pin from sessions."""
-        _set_pins(_context(ctx), sessions_, False)
+        _set_pins(cli_context(ctx), sessions_, False)
 
     @sessions.command("pinned")
     @handle_user_errors
@@ -179,7 +173,7 @@ def register(sessions: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
     ) -> None:
         """List pinned sessions."""
-        context = _context(ctx)
+        context = cli_context(ctx)
         store = context.store
         found = [s for s in store.list_sessions(limit=0) if s.pinned]
         previews = store.previews([s.id for s in found])
