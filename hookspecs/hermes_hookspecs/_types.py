@@ -234,3 +234,9 @@ class ImportedSession:
     cursor: str | None = None
     warnings: dict[str, int] = field(default_factory=dict)
     """Counts of skipped input by reason (``malformed line``, ``unknown record type``…)."""
+    snapshot: Session | None = None
+    """Set by backup importers (``jsonl``): the session exactly as it was stored in a Hermes
+    home. The core then keeps its id, title, timestamps, lineage, pin and archive flags instead
+    of deriving them, and stores ``messages`` with their own timestamps. A session whose id
+    already exists is skipped and reported; a title already used by a different session gets a
+    visible suffix and is reported."""

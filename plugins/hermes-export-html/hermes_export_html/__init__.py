@@ -1,0 +1,1 @@
+"""Export sessions as one self-contained HTML file."""

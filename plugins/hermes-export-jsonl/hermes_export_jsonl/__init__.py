@@ -1,0 +1,1 @@
+"""Export sessions as JSON Lines (one object per session) and restore such backups."""

@@ -1,0 +1,1 @@
+"""Export sessions as Markdown (md) and Quarto (qmd) documents."""

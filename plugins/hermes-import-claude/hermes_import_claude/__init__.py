@@ -1,0 +1,1 @@
+"""Import Claude Code session logs into Hermes sessions."""

@@ -1,0 +1,1 @@
+"""Import Codex CLI session logs into Hermes sessions."""
