@@ -1,0 +1,170 @@
+"""Discovery (``query``): the best sessions for a query, one per lineage, with adaptive detail.
+
+Sessions whose title names the query come first (see :mod:`.titles`), then the ranked message
+hits (see :mod:`.ranking`). Each lineage (a session with its compression continuations and
+branches) appears once, anchored at its best hit. The first result is ``full`` — ±5 messages
+around the hit and the first/last three user+assistant messages — the others ``compact``
+(only the anchor message); ``detail="full"`` makes every result full. Archived sessions are
+searched like any other.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+from typing import Any
+
+from . import messages
+from .arguments import DEFAULT_WINDOW, SearchArguments
+from .lineage import lineage_roots
+from .query import PreparedQuery, prepare
+from .ranking import Hit, HitList, find_hits
+from .snippets import fts_snippet, marked_snippet
+from .titles import TitleMatch, sessions_named
+
+
+@dataclass(frozen=True, slots=True)
+class _Pick:
+    lineage_id: str
+    session_id: str
+    hit: Hit | None
+    title_match: TitleMatch | None
+
+
+def discover(connection: sqlite3.Connection, arguments: SearchArguments) -> dict[str, Any]:
+    """The discovery payload for ``arguments.query``."""
+    query = prepare(arguments.query or "")
+    payload: dict[str, Any] = {"form": "discovery", "query": query.text}
+    if query.is_empty:
+        payload.update(count=0, results=[], ranking="none")
+        return payload
+    found = find_hits(
+        connection,
+        query,
+        roles=arguments.roles,
+        source=arguments.source,
+        sort=arguments.sort,
+    )
+    named = sessions_named(connection, query, source=arguments.source)
+    picks = _pick(connection, found, named, arguments.limit)
+    sessions = _session_rows(connection, [p.session_id for p in picks])
+    results = [
+        _result(
+            connection,
+            pick,
+            sessions[pick.session_id],
+            query,
+            found,
+            full=index == 0 or arguments.detail == "full",
+        )
+        for index, pick in enumerate(picks)
+        if pick.session_id in sessions
+    ]
+    if found.sanitised and found.fts_query:
+        payload["interpreted_as"] = found.fts_query
+    payload.update(count=len(results), ranking=found.road, results=results)
+    return payload
+
+
+def _pick(
+    connection: sqlite3.Connection, found: HitList, named: list[TitleMatch], limit: int
+) -> list[_Pick]:
+    """One pick per lineage: title-named sessions first, then lineages by their hits' order;
+    each anchored at the lineage's best-scoring hit."""
+    roots = lineage_roots(
+        connection, [m.session_id for m in named] + [h.session_id for h in found.hits]
+    )
+    best: dict[str, Hit] = {}
+    order: list[str] = []
+    for hit in found.hits:
+        root = roots.get(hit.session_id, hit.session_id)
+        if root not in best:
+            order.append(root)
+            best[root] = hit
+        elif hit.score > best[root].score:
+            best[root] = hit
+    picks: list[_Pick] = []
+    taken: set[str] = set()
+    for match in named:
+        root = roots.get(match.session_id, match.session_id)
+        if root in taken:
+            continue
+        taken.add(root)
+        anchor_hit = best.get(root)
+        session_id = anchor_hit.session_id if anchor_hit else match.session_id
+        picks.append(_Pick(root, session_id, anchor_hit, match))
+    for root in order:
+        if root not in taken:
+            taken.add(root)
+            picks.append(_Pick(root, best[root].session_id, best[root], None))
+    return picks[:limit]
+
+
+def _session_rows(
+    connection: sqlite3.Connection, session_ids: list[str]
+) -> dict[str, tuple[Any, ...]]:
+    if not session_ids:
+        return {}
+    marks = ",".join("?" for _ in session_ids)
+    rows = connection.execute(
+        f"SELECT id, title, started_at, last_active_at, source, archived FROM sessions "
+        f"WHERE id IN ({marks})",
+        session_ids,
+    )
+    return {row[0]: tuple(row) for row in rows}
+
+
+def _result(
+    connection: sqlite3.Connection,
+    pick: _Pick,
+    session: tuple[Any, ...],
+    query: PreparedQuery,
+    found: HitList,
+    *,
+    full: bool,
+) -> dict[str, Any]:
+    session_id, title, started_at, last_active_at, source, archived = session
+    if pick.hit is not None:
+        anchor: int | None = pick.hit.message_id
+        snippet = _content_snippet(connection, pick.hit.message_id, query, found)
+    else:
+        anchor = messages.first_conversation_message(connection, session_id)
+        snippet = "title: " + marked_snippet(title or "", query.cjk_runs, query.words)
+    before, after = messages.position(connection, session_id, anchor) if anchor else (0, 0)
+    result: dict[str, Any] = {
+        "session_id": session_id,
+        "title": title,
+        "when": messages.iso_time(started_at),
+        "last_active": messages.iso_time(last_active_at),
+        "source": source,
+        "snippet": snippet,
+        "detail": "full" if full else "compact",
+        "bookend_start": [],
+        "bookend_end": [],
+        "messages": [],
+        "match_message_id": anchor,
+        "messages_before": before,
+        "messages_after": after,
+        "matched": "title" if pick.title_match is not None else "content",
+        "lineage_id": pick.lineage_id,
+        "archived": bool(archived),
+    }
+    if anchor is None:
+        return result
+    if full:
+        result["messages"] = messages.window(connection, session_id, anchor, DEFAULT_WINDOW)
+        result["bookend_start"], result["bookend_end"] = messages.bookends(connection, session_id)
+    else:
+        result["messages"] = messages.single(connection, anchor)
+    return result
+
+
+def _content_snippet(
+    connection: sqlite3.Connection, message_id: int, query: PreparedQuery, found: HitList
+) -> str:
+    if found.fts_query is not None:
+        snippet = fts_snippet(connection, found.fts_query, message_id)
+        if snippet:
+            return snippet
+    row = connection.execute("SELECT content FROM messages WHERE id = ?", (message_id,)).fetchone()
+    return marked_snippet(row[0] if row else "", query.cjk_runs, query.words)

@@ -1,0 +1,95 @@
+"""Sessions whose title *names* the query (SPEC: a query naming a title surfaces that session).
+
+A title names the query when it holds every word (and CJK run) of the query and those make up
+at least :data:`TITLE_COVERAGE` of the title (its lineage number ``#N`` left out): "auth
+refactor" names "Auth refactor plan", but "the" does not name every title that has "the" in
+it. Such sessions come first in discovery, an exact title first.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from hermes_core.store.titles import split_lineage_title
+
+from .query import PreparedQuery, word_tokens
+
+TITLE_COVERAGE = 0.5
+_PREFILTER_ROWS = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class TitleMatch:
+    session_id: str
+    title: str
+    coverage: float
+    last_active_at: float
+
+
+def sessions_named(
+    connection: sqlite3.Connection, query: PreparedQuery, *, source: str | None = None
+) -> list[TitleMatch]:
+    """Sessions whose title names ``query``, best first."""
+    if not query.words and not query.cjk_runs:
+        return []
+    ascii_words = [word for word in query.words if word.isascii()]
+    # The title index holds every title: read it (not the wide session rows) with cheap
+    # necessary conditions — each ASCII word as a substring (LIKE folds ASCII case) and a
+    # length a named title cannot exceed — then check the coverage here.
+    needed = sum(len(word) for word in query.words) + sum(len(run) for run in query.cjk_runs)
+    conditions = ["title IS NOT NULL", "length(title) <= ?"]
+    params: list[object] = [6 * needed + 12]
+    for word in ascii_words:
+        conditions.append("title LIKE ? ESCAPE '\\'")
+        params.append("%" + _escape_like(word) + "%")
+    for run in query.cjk_runs:
+        conditions.append("instr(title, ?) > 0")
+        params.append(run)
+    rows = connection.execute(
+        f"SELECT rowid, title FROM sessions INDEXED BY idx_sessions_title "
+        f"WHERE {' AND '.join(conditions)} LIMIT ?",
+        [*params, _PREFILTER_ROWS],
+    ).fetchall()
+    covered = {rowid: (title, title_coverage(title, query)) for rowid, title in rows}
+    named = [rowid for rowid, (_title, coverage) in covered.items() if coverage >= TITLE_COVERAGE]
+    if not named:
+        return []
+    marks = ",".join("?" for _ in named)
+    source_sql = " AND source = ?" if source is not None else ""
+    found = [
+        TitleMatch(session_id, covered[rowid][0], covered[rowid][1], last_active)
+        for rowid, session_id, last_active in connection.execute(
+            f"SELECT rowid, id, last_active_at FROM sessions WHERE rowid IN ({marks}){source_sql}",
+            [*named, *([source] if source is not None else [])],
+        )
+    ]
+    found.sort(key=lambda match: (-match.coverage, -match.last_active_at))
+    return found
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def title_coverage(title: str, query: PreparedQuery) -> float:
+    """The share of the title's characters the query's words and CJK runs account for
+    (0 when any of them is missing from the title)."""
+    base, _number = split_lineage_title(title)
+    tokens = word_tokens(base)
+    if not tokens:
+        return 0.0
+    wanted = set(query.words)
+    covered = 0
+    for token in dict.fromkeys(tokens):
+        if token in wanted:
+            covered += len(token)
+        for run in query.cjk_runs:
+            if run in token:
+                covered += len(run)
+    if not wanted <= set(tokens):
+        return 0.0
+    if any(run not in base for run in query.cjk_runs):
+        return 0.0
+    total = sum(len(token) for token in tokens)
+    return min(1.0, covered / total)

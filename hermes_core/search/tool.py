@@ -1,0 +1,163 @@
+"""``session_search``: the agent's tool over past conversations (SPEC Q1–Q3).
+
+Any agent runtime can register it: :data:`SESSION_SEARCH_TOOL` is its JSON-schema definition
+(``name``, ``description``, ``parameters``), and :func:`session_search` runs one call and
+returns a JSON-ready dict. Bad arguments and unknown sessions come back as
+``{"error": "..."}`` (an agent reads the message and retries); the tool never raises for
+anything an agent can send.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .arguments import (
+    BROWSE_DEFAULT_LIMIT,
+    DEFAULT_LIMIT,
+    DEFAULT_WINDOW,
+    MAX_LIMIT,
+    MAX_WINDOW,
+    SearchArgumentError,
+    parse_arguments,
+)
+
+if TYPE_CHECKING:
+    from hermes_core.store import SessionStore
+
+TOOL_NAME = "session_search"
+
+TOOL_DESCRIPTION = (
+    "Search and read the user's past conversations with you (full-text search over every "
+    "stored session; returns the real messages, not summaries). When the user references "
+    "something from a past conversation or you suspect relevant prior context exists, use "
+    "session_search to recall it before asking them to repeat themselves — e.g. 'we did this "
+    "before', 'remember when', 'last time', 'as I said', or a project, person or idea that is "
+    "not in the current context.\n"
+    "The call form follows from the arguments:\n"
+    "1. discovery — query: the best matching sessions (one per lineage). The first result is "
+    "full (±5 messages around the match plus the first/last 3 messages); the others are "
+    "compact (the matching message only).\n"
+    "2. scroll — session_id + around_message_id (+ window): ±window messages around that "
+    "message. Scroll forward with messages[-1].id, back with messages[0].id; messages_before/"
+    "messages_after below window mean the start/end of the session.\n"
+    "3. read — session_id alone: the whole session, or its head and tail if it is long "
+    "(also resolves @session:<profile>/<id> links).\n"
+    "4. browse — no arguments: recent sessions in time order (what was I working on?).\n"
+    'Query syntax (FTS5): words are AND-ed; "exact phrase"; OR; NOT; prefix*. Any other text '
+    "is searched as plain words. Chinese/Japanese/Korean text is matched as a substring."
+)
+
+SESSION_SEARCH_TOOL: dict[str, Any] = {
+    "name": TOOL_NAME,
+    "description": TOOL_DESCRIPTION,
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "query": {
+                "type": "string",
+                "description": "Discovery: what to look for (FTS5 syntax: docker deployment, "
+                '"exact phrase", docker OR kubernetes, python NOT java, deploy*).',
+            },
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_LIMIT,
+                "description": f"Discovery: how many sessions (default {DEFAULT_LIMIT}, at most "
+                f"{MAX_LIMIT}). Browse: how many recent sessions (default "
+                f"{BROWSE_DEFAULT_LIMIT}).",
+            },
+            "sort": {
+                "type": "string",
+                "enum": ["newest", "oldest"],
+                "description": "Discovery: order by time instead of relevance — newest for "
+                "'where did we leave X', oldest for 'how did X start'. Omit for relevance.",
+            },
+            "detail": {
+                "type": "string",
+                "enum": ["adaptive", "full"],
+                "description": "Discovery: adaptive (default) gives full context for the best "
+                "result only; full gives it for every result.",
+            },
+            "session_id": {
+                "type": "string",
+                "description": "Scroll/read: the session (an id from a result, a unique id "
+                "prefix, a title, or an @session:<profile>/<id> link).",
+            },
+            "around_message_id": {
+                "type": "integer",
+                "description": "Scroll: the message to centre the window on.",
+            },
+            "window": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": MAX_WINDOW,
+                "description": f"Scroll: messages on each side (default {DEFAULT_WINDOW}).",
+            },
+            "role_filter": {
+                "type": "string",
+                "description": "Discovery: comma-separated roles to search (default "
+                "'user,assistant'); add 'tool' to search tool output, or 'tool' alone.",
+            },
+            "source": {
+                "type": "string",
+                "description": "Discovery/browse: only sessions from this origin (cli, "
+                "telegram, …).",
+            },
+        },
+        "additionalProperties": False,
+    },
+}
+"""The tool definition to register with an agent runtime (JSON schema for the arguments)."""
+
+
+def run_search(connection: sqlite3.Connection, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One call against an open connection; errors an agent can cause become ``{"error"}``."""
+    from hermes_core.store.errors import StoreError
+
+    from .browse import browse
+    from .discovery import discover
+    from .read import read
+    from .scroll import scroll
+
+    try:
+        parsed = parse_arguments(arguments)
+        if parsed.form == "discovery":
+            return discover(connection, parsed)
+        if parsed.form == "scroll":
+            return scroll(connection, parsed)
+        if parsed.form == "read":
+            return read(connection, parsed)
+        return browse(connection, parsed)
+    except (SearchArgumentError, StoreError) as error:
+        return {"error": str(error)}
+
+
+def session_search(
+    store: SessionStore | sqlite3.Connection | None = None, /, **arguments: Any
+) -> dict[str, Any]:
+    """Run ``session_search`` with an agent's ``arguments`` (see :data:`SESSION_SEARCH_TOOL`).
+
+    ``store`` is a :class:`~hermes_core.store.SessionStore` or an open connection to one;
+    without it, the store of ``$HERMES_HOME`` (else ``~/.hermes``) is opened for this call.
+    """
+    if isinstance(store, sqlite3.Connection):
+        return run_search(store, arguments)
+    if store is not None:
+        return run_search(store.connection, arguments)
+    from hermes_core.store import SessionStore, StoreError
+
+    try:
+        opened = SessionStore.open(_default_home())
+    except StoreError as error:
+        return {"error": str(error)}
+    with opened:
+        return run_search(opened.connection, arguments)
+
+
+def _default_home() -> Path:
+    import os
+
+    configured = os.environ.get("HERMES_HOME")
+    return Path(configured).expanduser() if configured else Path.home() / ".hermes"
