@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from . import demo_command, maintenance_commands, plugins_command, session_commands
+from . import demo_command, maintenance_commands, plugins_command, search_commands, session_commands
 from .context import CliContext, cli_context, default_home
 from .errors import handle_user_errors
 
@@ -64,6 +64,7 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
 
     session_commands.register(sessions)
     maintenance_commands.register(sessions)
+    search_commands.register(sessions)
     app.add_typer(sessions, name="sessions")
     plugins_command.register(app)
     demo_command.register(app)

@@ -1,0 +1,136 @@
+"""``hermes sessions search`` and ``hermes sessions browse`` (SPEC Q1–Q2, C2).
+
+``search`` runs the agent's ``session_search`` discovery form and prints it for people (title,
+when, origin, highlighted snippet, id); ``--json`` prints the tool's payload unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Annotated, Any
+
+import typer
+
+from .context import cli_context
+from .errors import UserError, handle_user_errors
+from .formatting import relative_time
+from .session_commands import complete_source
+
+SEARCH_DEFAULT_LIMIT = 10
+
+
+def register(sessions: typer.Typer) -> None:
+    """Add ``search`` to the ``sessions`` group."""
+
+    @sessions.command("search")
+    @handle_user_errors
+    def search(
+        ctx: typer.Context,
+        query: Annotated[
+            list[str],
+            typer.Argument(
+                metavar="QUERY...",
+                help='What to look for (FTS5: words AND-ed, "phrase", OR, NOT, prefix*).',
+            ),
+        ],
+        limit: Annotated[
+            int, typer.Option(min=1, help="How many sessions (one per lineage; at most 10).")
+        ] = SEARCH_DEFAULT_LIMIT,
+        source: Annotated[
+            str | None,
+            typer.Option(help="Only this origin (cli, telegram…).", autocompletion=complete_source),
+        ] = None,
+        sort: Annotated[
+            str | None,
+            typer.Option(
+                help="newest or oldest first instead of by relevance.",
+                autocompletion=lambda: ["newest", "oldest"],
+            ),
+        ] = None,
+        role: Annotated[
+            str,
+            typer.Option(
+                help="Comma-separated roles to search: user, assistant, tool (tool output).",
+            ),
+        ] = "user,assistant",
+        as_json: Annotated[
+            bool, typer.Option("--json", help="Print the session_search payload as JSON.")
+        ] = False,
+    ) -> None:
+        """Search every past conversation (archived ones included)."""
+        from hermes_core.search import run_search
+
+        text = " ".join(query).strip()
+        if not text:
+            raise UserError("give some words to search for")
+        arguments: dict[str, Any] = {"query": text, "limit": limit, "role_filter": role}
+        if source:
+            arguments["source"] = source
+        if sort:
+            arguments["sort"] = sort
+        payload = run_search(cli_context(ctx).store.connection, arguments)
+        if "error" in payload:
+            message = str(payload["error"])
+            for argument, option in (("role_filter", "--role"), ("sort", "--sort")):
+                if message.startswith(argument):
+                    message = option + message[len(argument) :]
+            raise UserError(message)
+        if as_json:
+            typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+            return
+        render_results(payload)
+
+
+def render_results(payload: dict[str, Any], *, now: float | None = None) -> None:
+    """The human view of a discovery payload: one block per session, matches highlighted."""
+    from rich.console import Console
+
+    console = Console(highlight=False, soft_wrap=True)
+    results = payload["results"]
+    if not results:
+        console.print(f"No sessions match {payload['query']!r}.", markup=False)
+        return
+    if payload.get("interpreted_as"):
+        console.print(f"(searched as {payload['interpreted_as']})", style="dim", markup=False)
+    moment = time.time() if now is None else now
+    for number, result in enumerate(results, 1):
+        console.print(_headline(number, result, moment))
+        console.print(_snippet_text(result["snippet"]))
+        console.print("")
+    console.print("Show one with: hermes sessions show <id>", style="dim", markup=False)
+
+
+def _headline(number: int, result: dict[str, Any], now: float) -> Any:
+    import datetime as _dt
+
+    from rich.text import Text
+
+    when = result.get("last_active") or result.get("when")
+    ago = relative_time(_dt.datetime.fromisoformat(when).timestamp(), now) if when else "—"
+    line = Text(f"{number}. ")
+    line.append(result.get("title") or "(untitled)", style="bold")
+    extras = [ago, result["source"]]
+    if result.get("archived"):
+        extras.append("archived")
+    line.append("  " + " · ".join(extras), style="dim")
+    line.append(f"  {result['session_id']}", style="cyan")
+    return line
+
+
+def _snippet_text(snippet: str) -> Any:
+    """The snippet with ``>>>match<<<`` turned into highlighting (markers gone)."""
+    from rich.text import Text
+
+    from hermes_core.search import MATCH_END, MATCH_START
+
+    text = Text("   ")
+    rest = snippet
+    while MATCH_START in rest:
+        before, _, after = rest.partition(MATCH_START)
+        match, found, tail = after.partition(MATCH_END)
+        text.append(before)
+        text.append(match, style="bold yellow")
+        rest = tail if found else ""
+    text.append(rest)
+    return text

@@ -1,0 +1,88 @@
+"""``hermes sessions search`` through typer's CliRunner."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import Corpus
+from typer.testing import CliRunner
+
+from hermes_core.cli.app import build_app
+from hermes_core.plugins import PluginHost
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def host() -> PluginHost:
+    return PluginHost(load_entry_points=False)
+
+
+def invoke(host: PluginHost, corpus: Corpus, *args: str):
+    return runner.invoke(build_app(host), ["--home", str(corpus.home), *args])
+
+
+def test_search_prints_title_when_source_snippet_and_id(host, corpus: Corpus) -> None:
+    result = invoke(host, corpus, "sessions", "search", "JWT", "refresh")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("1. Auth refactor plan")
+    assert "9d ago" in lines[0] and "cli" in lines[0] and corpus.ids["auth"] in lines[0]
+    assert "The JWT refresh token rotation" in lines[1]
+    assert ">>>" not in result.output  # markers become highlighting
+    assert "hermes sessions show <id>" in result.output
+
+
+def test_search_json_prints_the_tool_payload(host, corpus: Corpus) -> None:
+    result = invoke(host, corpus, "sessions", "search", "kubernetes", "--json", "--limit", "1")
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
+    assert payload["form"] == "discovery" and payload["count"] == 1
+    assert payload["results"][0]["lineage_id"] == corpus.ids["project"]
+    assert ">>>kubernetes<<<" in payload["results"][0]["snippet"]
+
+
+def test_search_options_source_sort_role(host, corpus: Corpus) -> None:
+    by_source = invoke(host, corpus, "sessions", "search", "東京 OR ラーメン", "--source", "cli")
+    assert by_source.exit_code == 0 and "No sessions match" in by_source.output
+    tool = invoke(host, corpus, "sessions", "search", "segfault", "--role", "tool", "--json")
+    assert json.loads(tool.output)["results"][0]["session_id"] == corpus.ids["tooling"]
+    newest = invoke(
+        host, corpus, "sessions", "search", "zebra OR JWT", "--sort", "newest", "--json"
+    )
+    assert [r["session_id"] for r in json.loads(newest.output)["results"]] == [
+        corpus.ids["archived"],
+        corpus.ids["auth"],
+    ]
+
+
+def test_search_shows_archived_sessions_marked(host, corpus: Corpus) -> None:
+    result = invoke(host, corpus, "sessions", "search", "zebra")
+    assert result.exit_code == 0
+    assert "archived" in result.output.splitlines()[0]
+
+
+def test_search_says_how_a_rejected_query_was_searched(host, corpus: Corpus) -> None:
+    result = invoke(host, corpus, "sessions", "search", "c++")
+    assert result.exit_code == 0, result.output
+    assert '(searched as "c")' in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--role", "robot"], "hermes: --role: unknown role(s) robot"),
+        (["--sort", "sideways"], "hermes: --sort must be one of newest, oldest"),
+    ],
+)
+def test_bad_options_are_one_line_errors(host, corpus: Corpus, args, message) -> None:
+    result = invoke(host, corpus, "sessions", "search", "kubernetes", *args)
+    assert result.exit_code == 1
+    assert result.output.strip().startswith(message)
+    assert "Traceback" not in result.output
+
+
+def test_blank_query_is_refused(host, corpus: Corpus) -> None:
+    result = invoke(host, corpus, "sessions", "search", "  ")
+    assert result.exit_code == 1 and "give some words" in result.output
