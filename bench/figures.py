@@ -22,13 +22,14 @@ from bench.corpusfile import CorpusFile, CorpusTruth, generator_hash
 from bench.footprint import measure
 from bench.ingest import build_store_untimed, corpus_messages, fresh_home, run_ingest
 from bench.latency import live_messages, run_latency
+from bench.search import bounds_note, run_search_bench, summary
 from bench.startup import CommandFailed, run_startup
 from hermes_core.store.store import STATE_DB_NAME, SessionStore
 
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d")
+FIGURES = ("a", "b", "c", "d", "s")
 TRIGGER_CONTEXT_MAX = 100_000
 """The trigger-based loader (context only) runs at sizes up to this many messages."""
 CLI_STORE_SESSIONS = 50
@@ -65,7 +66,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--messages",
         help="comma-separated corpus sizes in messages (multiples of 100); default 100000,1000000",
     )
-    parser.add_argument("--only", help="comma-separated figures out of a,b,c,d (default all)")
+    parser.add_argument("--only", help="comma-separated figures out of a,b,c,d,s (default all)")
     parser.add_argument(
         "--workdir",
         type=Path,
@@ -75,6 +76,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--appends", type=int, help="single appends timed by (b)")
     parser.add_argument("--startup-runs", type=int, help="runs of each command timed by (c)")
+    parser.add_argument("--search-repeats", type=int, help="runs of each query timed by (s)")
     args = parser.parse_args(argv)
     if args.messages:
         args.sizes = sorted({int(part) for part in args.messages.split(",") if part.strip()})
@@ -89,6 +91,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error(f"--only: unknown figure(s) {', '.join(sorted(unknown))}")
     args.appends = args.appends or (300 if args.quick else 2_000)
     args.startup_runs = args.startup_runs or (5 if args.quick else 15)
+    args.search_repeats = args.search_repeats or (3 if args.quick else 10)
     return args
 
 
@@ -112,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         truth = corpus.truth(sessions)
         if "a" in args.figures:
             ingest_figures(corpus, sessions, root, size_label(size))
-        needs_store = "d" in args.figures or ("b" in args.figures and size == largest)
+        needs_store = "d" in args.figures or (bool({"b", "s"} & args.figures) and size == largest)
         if needs_store and not _store_complete(root / "store"):
             started = time.perf_counter()
             build_store_untimed(corpus, sessions, root / "store", _chunk_sessions(sessions))
@@ -125,6 +128,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             footprint_figures(root / "store" / STATE_DB_NAME, truth, size_label(size))
         if "b" in args.figures and size == largest:
             latency_figures(root / "store", args.seed, sessions, args.appends, size_label(size))
+        if "s" in args.figures and size == largest:
+            search_figures(
+                root / "store" / STATE_DB_NAME, args.seed, args.search_repeats, size_label(size)
+            )
     if "c" in args.figures:
         startup_figures(corpus, workdir, args.startup_runs)
     return 0
@@ -299,3 +306,53 @@ def startup_figures(corpus: CorpusFile, workdir: Path, runs: int) -> None:
         f"{CLI_STORE_SESSIONS}-session store",
     )
     emit("startup_ratio", f"{result.ratio:.3f}", "sessions-list/hello", "target ≤ 1.25")
+
+
+def search_figures(db_path: Path, seed: int, repeats: int, label: str) -> None:
+    started = time.perf_counter()
+    found = run_search_bench(db_path, seed, repeats)
+    context(
+        f"(s) {label}: {repeats} runs of each query, classes interleaved; "
+        f"{time.perf_counter() - started:.0f} s wall including untimed preparation; "
+        f"ranking: {bounds_note()}"
+    )
+    for query_class in found.classes:
+        counts = found.document_counts.get(query_class.name, [])
+        matches = (
+            f"; matching messages {min(counts):,}–{max(counts):,}" if counts and max(counts) else ""
+        )
+        target = "context" if query_class.name == "cjk_2char" else "target p95 ≤ 50 ms"
+        emit(
+            f"search_{query_class.name}_p50_p95_{label}",
+            summary(found.latencies[query_class.name]),
+            "ms",
+            f"{target}; {len(query_class.queries)} queries ({query_class.note}){matches}",
+        )
+    emit(
+        f"search_scroll_p50_p95_{label}",
+        summary(found.scroll_ms),
+        "ms",
+        f"target p95 ≤ 2 ms; {len(found.scroll_ms)} scroll calls (±5 around discovery anchors)",
+    )
+    emit(
+        f"search_browse_p50_p95_{label}",
+        summary(found.browse_ms),
+        "ms",
+        f"target p95 ≤ 20 ms; {len(found.browse_ms)} calls, 10 recent sessions",
+    )
+    for name, (agreeing, total, misses) in found.agreement.items():
+        note = "target ≥ 90 %" if name != "common" else "context: bounded ranking"
+        if misses:
+            note += f"; differing: {', '.join(misses)}"
+        emit(
+            f"search_top3_agreement_{name}_{label}",
+            f"{agreeing}/{total}",
+            "queries",
+            f"{note}; top-3 sessions vs full bm25 over every match",
+        )
+    emit(
+        f"search_full_bm25_very_common_{label}",
+        f"{found.full_bm25_very_common_ms:.0f}",
+        "ms",
+        "context: FTS5 ORDER BY rank LIMIT 20 for `the`, what discovery never does",
+    )
