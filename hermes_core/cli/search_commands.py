@@ -8,20 +8,25 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import typer.core
 
-from .context import cli_context
+from .context import CliContext, cli_context
 from .errors import UserError, handle_user_errors
 from .formatting import relative_time
 from .session_commands import complete_source
+
+if TYPE_CHECKING:
+    from .picker import PickerRow
 
 SEARCH_DEFAULT_LIMIT = 10
 
 
 def register(sessions: typer.Typer) -> None:
-    """Add ``search`` to the ``sessions`` group."""
+    """Add ``search`` and ``browse`` to the ``sessions`` group."""
 
     @sessions.command("search")
     @handle_user_errors
@@ -80,6 +85,64 @@ def register(sessions: typer.Typer) -> None:
             typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
             return
         render_results(payload)
+
+    @sessions.command("browse")
+    @handle_user_errors
+    def browse(ctx: typer.Context) -> None:
+        """Pick a session interactively: type to search titles and messages, Enter shows it."""
+        from .picker import is_interactive, pick
+
+        if not is_interactive():
+            raise UserError(
+                "browse needs a terminal; use 'hermes sessions list' or "
+                "'hermes sessions search QUERY' instead"
+            )
+        context = cli_context(ctx)
+        chosen = pick(
+            browse_source(context),
+            title="Sessions — type to search",
+            header=("Title", "Last Active", "Src", "Preview / match"),
+        )
+        if not chosen:
+            typer.echo("Nothing chosen.")
+            return
+        parent = ctx.parent
+        assert parent is not None and isinstance(parent.command, typer.core.TyperGroup)
+        show = parent.command.get_command(parent, "show")
+        assert show is not None
+        with show.make_context("show", [chosen[0]], parent=parent) as show_context:
+            show.invoke(show_context)
+
+
+def browse_source(context: CliContext) -> Callable[[str], list[PickerRow]]:
+    """The picker's rows for what has been typed so far (see ``hermes_core.search.typeahead``)."""
+    from hermes_core.search.typeahead import browse_rows
+
+    from .picker import PickerRow
+
+    def rows(typed: str) -> list[PickerRow]:
+        now = time.time()
+        return [
+            PickerRow(
+                row.session_id,
+                (
+                    row.title or "—",
+                    relative_time(row.last_active_at, now),
+                    context.host.short_label(row.source),
+                    strip_markers(row.text),
+                ),
+            )
+            for row in browse_rows(context.store.connection, typed)
+        ]
+
+    return rows
+
+
+def strip_markers(snippet: str) -> str:
+    """A snippet without its ``>>>``/``<<<`` match markers."""
+    from hermes_core.search import MATCH_END, MATCH_START
+
+    return snippet.replace(MATCH_START, "").replace(MATCH_END, "")
 
 
 def render_results(payload: dict[str, Any], *, now: float | None = None) -> None:

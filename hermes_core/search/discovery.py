@@ -11,6 +11,7 @@ searched like any other.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,9 @@ from .titles import TitleMatch, sessions_named
 
 
 @dataclass(frozen=True, slots=True)
-class _Pick:
+class Pick:
+    """One lineage's place in the results: the session and hit it is anchored at."""
+
     lineage_id: str
     session_id: str
     hit: Hit | None
@@ -38,15 +41,14 @@ def discover(connection: sqlite3.Connection, arguments: SearchArguments) -> dict
     if query.is_empty:
         payload.update(count=0, results=[], ranking="none")
         return payload
-    found = find_hits(
+    picks, found = ranked_picks(
         connection,
         query,
         roles=arguments.roles,
         source=arguments.source,
         sort=arguments.sort,
+        limit=arguments.limit,
     )
-    named = sessions_named(connection, query, source=arguments.source)
-    picks = _pick(connection, found, named, arguments.limit)
     sessions = _session_rows(connection, [p.session_id for p in picks])
     results = [
         _result(
@@ -66,9 +68,24 @@ def discover(connection: sqlite3.Connection, arguments: SearchArguments) -> dict
     return payload
 
 
+def ranked_picks(
+    connection: sqlite3.Connection,
+    query: PreparedQuery,
+    *,
+    roles: Sequence[str],
+    source: str | None = None,
+    sort: str | None = None,
+    limit: int,
+) -> tuple[list[Pick], HitList]:
+    """The best ``limit`` lineages for ``query`` (before hydration), and the hits behind them."""
+    found = find_hits(connection, query, roles=roles, source=source, sort=sort)
+    named = sessions_named(connection, query, source=source)
+    return _pick(connection, found, named, limit), found
+
+
 def _pick(
     connection: sqlite3.Connection, found: HitList, named: list[TitleMatch], limit: int
-) -> list[_Pick]:
+) -> list[Pick]:
     """One pick per lineage: title-named sessions first, then lineages by their hits' order;
     each anchored at the lineage's best-scoring hit."""
     roots = lineage_roots(
@@ -83,7 +100,7 @@ def _pick(
             best[root] = hit
         elif hit.score > best[root].score:
             best[root] = hit
-    picks: list[_Pick] = []
+    picks: list[Pick] = []
     taken: set[str] = set()
     for match in named:
         root = roots.get(match.session_id, match.session_id)
@@ -92,11 +109,11 @@ def _pick(
         taken.add(root)
         anchor_hit = best.get(root)
         session_id = anchor_hit.session_id if anchor_hit else match.session_id
-        picks.append(_Pick(root, session_id, anchor_hit, match))
+        picks.append(Pick(root, session_id, anchor_hit, match))
     for root in order:
         if root not in taken:
             taken.add(root)
-            picks.append(_Pick(root, best[root].session_id, best[root], None))
+            picks.append(Pick(root, best[root].session_id, best[root], None))
     return picks[:limit]
 
 
@@ -116,7 +133,7 @@ def _session_rows(
 
 def _result(
     connection: sqlite3.Connection,
-    pick: _Pick,
+    pick: Pick,
     session: tuple[Any, ...],
     query: PreparedQuery,
     found: HitList,
@@ -126,7 +143,7 @@ def _result(
     session_id, title, started_at, last_active_at, source, archived = session
     if pick.hit is not None:
         anchor: int | None = pick.hit.message_id
-        snippet = _content_snippet(connection, pick.hit.message_id, query, found)
+        snippet = content_snippet(connection, pick.hit.message_id, query, found)
     else:
         anchor = messages.first_conversation_message(connection, session_id)
         snippet = "title: " + marked_snippet(title or "", query.cjk_runs, query.words)
@@ -159,7 +176,7 @@ def _result(
     return result
 
 
-def _content_snippet(
+def content_snippet(
     connection: sqlite3.Connection, message_id: int, query: PreparedQuery, found: HitList
 ) -> str:
     if found.fts_query is not None:
