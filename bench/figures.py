@@ -340,6 +340,13 @@ def search_figures(db_path: Path, seed: int, repeats: int, label: str) -> None:
         "ms",
         f"target p95 ≤ 20 ms; {len(found.browse_ms)} calls, 10 recent sessions",
     )
+    emit(
+        f"search_browse_typeahead_p50_p95_{label}",
+        summary(found.typeahead_ms),
+        "ms",
+        f"context: `hermes sessions browse` rows per keystroke, {len(found.typeahead_ms)} "
+        "keystrokes typing a title, a medium term, a CJK term and two common words",
+    )
     for name, (agreeing, total, misses) in found.agreement.items():
         note = "target ≥ 90 %" if name != "common" else "context: bounded ranking"
         if misses:

@@ -46,7 +46,10 @@ from bench.corpus import (
 from hermes_core.search import session_search
 from hermes_core.search.lineage import lineage_roots
 from hermes_core.search.ranking import CANDIDATES, FULL_RANK_MAX
+from hermes_core.search.typeahead import browse_rows
 
+TYPED = (f"session 12 {MEDIUM_TERM}", CJK_TERM, "error handling")
+"""What the (context) typeahead figure types into the browse picker, one keystroke at a time."""
 NATURAL_PER_CLASS = 6
 """Natural words per single-term class besides the planted term."""
 
@@ -64,6 +67,7 @@ class SearchFigures:
     document_counts: dict[str, list[int]] = field(default_factory=dict)
     scroll_ms: list[float] = field(default_factory=list)
     browse_ms: list[float] = field(default_factory=list)
+    typeahead_ms: list[float] = field(default_factory=list)
     agreement: dict[str, tuple[int, int, list[str]]] = field(default_factory=dict)
     full_bm25_very_common_ms: float = 0.0
     classes: list[QueryClass] = field(default_factory=list)
@@ -202,6 +206,9 @@ def run_search_bench(db_path: Path, seed: int, repeats: int) -> SearchFigures:
     session_search(connection)
     for _ in range(50):
         figures.browse_ms.append(_timed(lambda: session_search(connection)))
+    for text in TYPED:
+        for end in range(len(text) + 1):
+            figures.typeahead_ms.append(_timed(lambda t=text[:end]: browse_rows(connection, t)))  # type: ignore[misc]
     by_name = {c.name: c for c in classes}
     for name in ("rare", "medium"):
         figures.agreement[name] = _agreement(connection, by_name[name].queries)

@@ -19,6 +19,8 @@ from .query import has_cjk, prepare
 
 BROWSE_ROWS = 50
 """Rows offered for one query."""
+CONTENT_ROWS = 20
+"""At most this many of them come from message matches (each needs a snippet)."""
 PREFIX_MIN_CHARS = 3
 """Shorter last words are searched whole: a one-letter prefix would expand to thousands of
 index terms on a big store."""
@@ -46,7 +48,8 @@ def browse_rows(
         return _recent(connection, limit)
     rows = _title_matches(connection, text, limit)
     if len(rows) < limit:
-        rows.extend(_content_matches(connection, text, limit, {r.session_id for r in rows}))
+        wanted = min(CONTENT_ROWS, limit - len(rows))
+        rows.extend(_content_matches(connection, text, wanted, {r.session_id for r in rows}))
     return rows[:limit]
 
 
@@ -112,8 +115,8 @@ def _content_matches(
             [p.session_id for p in wanted],
         )
     }
-    rows = []
-    for pick in wanted:
+    rows: list[BrowseRow] = []
+    for pick in wanted[:limit]:
         session = sessions.get(pick.session_id)
         if session is None or pick.hit is None:
             continue
