@@ -32,6 +32,10 @@ _CJK_RUN = re.compile(
 _WORD = re.compile(r"[^\W_]+")
 """A word token as ``unicode61`` sees it: letters and digits; everything else separates."""
 _OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
+MAX_QUERY_TERMS = 64
+"""Whitespace-separated parts of a query beyond this are ignored (each costs an index scan)."""
+MAX_QUERY_CHARS = 4096
+"""Characters of a query beyond this are ignored."""
 
 
 _COMBINING = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
@@ -56,13 +60,22 @@ def has_cjk(text: str) -> bool:
 def sanitised_fts(text: str) -> str:
     """The quoted-phrase form of ``text`` that FTS5 always accepts ('' when nothing is left).
 
-    Operator words (``AND``, ``OR``, ``NOT``, ``NEAR``) are dropped unless nothing else is left:
-    the query was rejected, so they were stray."""
+    Operator words (``AND``, ``OR``, ``NOT``, ``NEAR``) — and the word a ``NOT`` excludes — are
+    dropped unless nothing else is left: the query was rejected, so they were stray. Repeated
+    phrases are searched once."""
     chunks = text.split()
-    words = [chunk for chunk in chunks if chunk not in _OPERATORS]
+    words = []
+    negated = False
+    for chunk in chunks:
+        if chunk in _OPERATORS:
+            negated = chunk == "NOT"
+        elif negated:  # what a stray NOT excluded is not searched for either
+            negated = False
+        else:
+            words.append(chunk)
     if words:  # a stray operator ("OR kubernetes") was not meant as a word
         chunks = words
-    phrases = []
+    phrases: list[str] = []
     for chunk in chunks:
         tokens = _WORD.findall(chunk)
         if not tokens:
@@ -71,7 +84,7 @@ def sanitised_fts(text: str) -> str:
         if chunk.endswith("*"):
             phrase += " *"
         phrases.append(phrase)
-    return " ".join(phrases)
+    return " ".join(dict.fromkeys(phrases))
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +114,7 @@ class PreparedQuery:
 
 def prepare(text: str) -> PreparedQuery:
     """Prepare ``text`` (any string at all) for searching."""
-    normalised = " ".join(text.split())
+    normalised = " ".join(text.split()[:MAX_QUERY_TERMS])[:MAX_QUERY_CHARS]
     cjk_runs = tuple(dict.fromkeys(_CJK_RUN.findall(normalised)))
     return PreparedQuery(
         text=normalised,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 
-from hermes_core.store.titles import split_lineage_title
+from hermes_core.store.titles import MAX_TITLE_LENGTH, split_lineage_title
 
 from .query import PreparedQuery, word_tokens
 
@@ -33,6 +33,8 @@ def sessions_named(
     """Sessions whose title names ``query``, best first."""
     if not query.words and not query.cjk_runs:
         return []
+    if max(map(len, (*query.words, *query.cjk_runs))) > MAX_TITLE_LENGTH:
+        return []  # no title holds a word that long
     ascii_words = [word for word in query.words if word.isascii()]
     # The title index holds every title: read it (not the wide session rows) with cheap
     # necessary conditions — each ASCII word as a substring (LIKE folds ASCII case) and a

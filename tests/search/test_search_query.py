@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_core.search import session_search
-from hermes_core.search.query import prepare, sanitised_fts
+from hermes_core.search.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS, prepare, sanitised_fts
 from hermes_core.store import SessionStore
 
 
@@ -19,6 +19,13 @@ def test_sanitised_form_quotes_each_chunk_as_a_phrase() -> None:
     assert sanitised_fts("🚀 !!! ...") == ""
     assert sanitised_fts("OR kubernetes AND") == '"kubernetes"'
     assert sanitised_fts("NOT") == '"NOT"'
+    assert sanitised_fts("NOT java python-3") == '"python 3"'
+    assert sanitised_fts("a. a, a!") == '"a"'
+
+
+def test_very_long_queries_are_cut() -> None:
+    assert len(prepare("word " * 1000).text.split()) == MAX_QUERY_TERMS
+    assert len(prepare("x" * 100_000).text) == MAX_QUERY_CHARS
 
 
 def test_sanitised_form_is_always_valid_fts5() -> None:

@@ -226,6 +226,13 @@ def test_fts5_syntax_phrase_or_not_prefix(store: SessionStore, corpus: Corpus) -
         ("!" * 2048, None),
         ("(*&^%$#@!~`'\"[]{};:,.<>/?\\|+=-_" * 70, None),
         ("\x00\x01\x1f", None),
+        ("a" * 100_000, None),
+        ("kubernetes " * 1500, "project2"),
+        ("(" * 2000, None),
+        ('"' * 3001, None),
+        ("x* " * 1000, None),
+        ("NEAR(" * 500, None),
+        ("量" * 5000, None),
         ("\u200b\u202e", None),
     ],
 )
