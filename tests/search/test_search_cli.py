@@ -86,3 +86,26 @@ def test_bad_options_are_one_line_errors(host, corpus: Corpus, args, message) ->
 def test_blank_query_is_refused(host, corpus: Corpus) -> None:
     result = invoke(host, corpus, "sessions", "search", "  ")
     assert result.exit_code == 1 and "give some words" in result.output
+
+
+def test_installed_hermes_searches_in_a_subprocess(corpus: Corpus) -> None:
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
+    assert hermes is not None, "the hermes console script is not installed next to this Python"
+    env = {**os.environ, "HOME": str(corpus.home.parent), "HERMES_PLUGINS": ""}
+    env.pop("HERMES_DEBUG", None)
+    result = subprocess.run(
+        [hermes, "--home", str(corpus.home), "sessions", "search", "量子纠缠", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert [r["session_id"] for r in payload["results"]] == [corpus.ids["chinese"]]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from conftest import Corpus
+from hermes_hookspecs import Message
 
 from hermes_core.search import MATCH_END, MATCH_START, SESSION_SEARCH_TOOL, ranking, session_search
 from hermes_core.search.arguments import KNOWN, MAX_LIMIT, MAX_WINDOW
@@ -393,3 +394,15 @@ def test_session_search_accepts_a_plain_connection(corpus: Corpus, tmp_path: Pat
     with SessionStore.open(corpus.home) as store:
         payload = session_search(store.connection, query="JWT")
     assert ids(payload) == [corpus.ids["auth"]]
+
+
+def test_a_cjk_query_naming_a_title_surfaces_that_session(tmp_path: Path) -> None:
+    with SessionStore.open(tmp_path / "home") as store:
+        named = store.create_session("cli", title="量子纠缠实验")
+        store.append_messages(named.id, [Message("user", "hello"), Message("assistant", "hi")])
+        other = store.create_session("cli")
+        store.append_messages(other.id, [Message("user", "量子纠缠 is in this message")])
+        payload = session_search(store, query="量子纠缠")
+    assert ids(payload) == [named.id, other.id]
+    assert payload["results"][0]["matched"] == "title"
+    assert payload["results"][0]["snippet"] == "title: >>>量子纠缠<<<实验"
