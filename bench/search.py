@@ -80,9 +80,15 @@ def percentile(samples: Sequence[float], fraction: float) -> float:
 
 
 def open_read_only(db_path: Path) -> sqlite3.Connection:
-    """The cached store, read-only and immutable (no lock files, no ``-shm``)."""
+    """The cached store, read-only and immutable (no lock files, no ``-shm``). Should a
+    write-ahead log with content sit beside it (a writer still open), the file alone may not be
+    consistent: then it is opened plainly read-only instead, which reads the log."""
+    wal = db_path.with_name(db_path.name + "-wal")
+    immutable = not (wal.exists() and wal.stat().st_size > 0)
     connection = sqlite3.connect(
-        f"file:{db_path}?mode=ro&immutable=1", uri=True, check_same_thread=False
+        f"file:{db_path}?mode=ro" + ("&immutable=1" if immutable else ""),
+        uri=True,
+        check_same_thread=False,
     )
     connection.execute("PRAGMA cache_size = -16384")
     return connection
