@@ -105,16 +105,22 @@ def _optional_text(arguments: Mapping[str, Any], name: str) -> str | None:
     return value or None
 
 
+_INT64 = 2**63
+
+
 def _integer(name: str, value: Any) -> int:
+    number: int | None = None
     if isinstance(value, bool):
-        raise SearchArgumentError(f"{name} must be an integer")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value.strip())
-    raise SearchArgumentError(f"{name} must be an integer, not {value!r}")
+        number = None
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        number = int(value.strip())
+    if number is None or not -_INT64 <= number < _INT64:
+        raise SearchArgumentError(f"{name} must be an integer, not {value!r}"[:200])
+    return number
 
 
 def _choice(

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hermes_core.search import session_search
+from hermes_core.search.arguments import KNOWN
 from hermes_core.search.query import MAX_QUERY_CHARS, MAX_QUERY_TERMS, prepare, sanitised_fts
 from hermes_core.store import SessionStore
 
@@ -70,3 +71,25 @@ def test_random_text_never_raises(
     payload = session_search(store, query=text, role_filter=role_filter, sort=sort)
     assert "error" not in payload
     assert payload["form"] in ("discovery", "browse")
+
+
+json_values = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.text(max_size=30),
+    st.lists(st.text(max_size=10), max_size=3),
+    st.sampled_from(["newest", "full", "tool", "user,assistant", "@session:x/y", "cli"]),
+)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(arguments=st.dictionaries(st.sampled_from(sorted(KNOWN)), json_values, max_size=5))
+def test_any_arguments_give_a_payload_or_an_error_never_an_exception(
+    store: SessionStore, arguments: dict
+) -> None:
+    payload = session_search(store, **arguments)
+    assert ("error" in payload) != ("form" in payload)

@@ -176,6 +176,10 @@ def test_limit_and_window_are_clamped(store: SessionStore, corpus: Corpus) -> No
         {"around_message_id": 3},
         {"session_id": "nope-not-a-session"},
         {"session_id": "x", "around_message_id": "abc"},
+        {"session_id": "x", "around_message_id": 10**30},
+        {"query": "x", "limit": float("nan")},
+        {"query": "x", "limit": True},
+        {"query": "x", "role_filter": 7},
         {"mode": "discovery"},
     ],
 )
