@@ -55,6 +55,57 @@ def collect_stats(connection: sqlite3.Connection, path: Path) -> StoreStats:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class SizeSplit:
+    """Where the store's pages go: messages, the full-text indexes, everything else."""
+
+    messages_bytes: int
+    """The ``messages`` table and its index."""
+    fulltext_bytes: int
+    """``messages_fts`` and ``messages_cjk`` with their shadow tables."""
+    other_bytes: int
+    """Sessions, system prompts, routing, free pages…"""
+    measured: bool
+    """True when counted page by page with ``dbstat``; False when estimated from text lengths."""
+
+
+_MESSAGE_OBJECTS = ("messages", "idx_messages_session")
+_FULLTEXT_PREFIXES = ("messages_fts", "messages_cjk")
+
+
+def size_split(connection: sqlite3.Connection) -> SizeSplit:
+    """Split the database file (not its write-ahead log) by what the pages hold.
+
+    With SQLite's ``dbstat`` virtual table the pages of each table and index are counted
+    (page counts times the page size: ``sum(pgsize)`` overflows past 2 GiB on SQLite 3.40).
+    Without it, the sizes are estimated from the stored text and index blocks.
+    """
+    page_size: int = connection.execute("PRAGMA page_size").fetchone()[0]
+    page_count: int = connection.execute("PRAGMA page_count").fetchone()[0]
+    total = page_size * page_count
+    try:
+        rows = connection.execute("SELECT name, count(*) FROM dbstat GROUP BY name").fetchall()
+    except sqlite3.OperationalError:
+        rows = None
+    if rows is not None:
+        pages = {str(name): int(count) for name, count in rows}
+        messages = sum(pages.get(name, 0) for name in _MESSAGE_OBJECTS) * page_size
+        fulltext = sum(n for name, n in pages.items() if name.startswith(_FULLTEXT_PREFIXES))
+        fulltext *= page_size
+        return SizeSplit(messages, fulltext, max(0, total - messages - fulltext), True)
+    messages = connection.execute(
+        "SELECT coalesce(sum(length(CAST(content AS BLOB)) + coalesce(length(tool_calls), 0) "
+        "+ coalesce(length(reasoning), 0) + 40), 0) FROM messages"
+    ).fetchone()[0]
+    fulltext = 0
+    for table in ("messages_fts_data", "messages_cjk_data"):
+        fulltext += connection.execute(
+            f"SELECT coalesce(sum(length(block)), 0) FROM {table}"
+        ).fetchone()[0]
+    messages, fulltext = min(messages, total), min(fulltext, total)
+    return SizeSplit(messages, fulltext, max(0, total - messages - fulltext), False)
+
+
 def optimize(connection: sqlite3.Connection, path: Path) -> tuple[int, int]:
     """Merge full-text index segments, checkpoint and VACUUM. Touches no session data.
     Returns the size on disk before and after."""
