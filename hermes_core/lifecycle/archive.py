@@ -60,12 +60,14 @@ def archive(connection: sqlite3.Connection, session_ids: list[str]) -> int:
     if not session_ids:
         return 0
     with write_transaction(connection) as db:
-        changed: int = db.execute(
+        db.execute(
             PROTECTED_CTE + "UPDATE sessions AS s SET archived = 1 "
             "WHERE s.id IN (SELECT value FROM json_each(?)) AND s.archived = 0 "
             f"AND s.ended_at IS NOT NULL AND {_NOT_PINNED}",
             (json.dumps(session_ids),),
-        ).rowcount
+        )
+        # The sqlite3 module reports no rowcount for a statement starting with WITH.
+        changed: int = db.execute("SELECT changes()").fetchone()[0]
     return changed
 
 
