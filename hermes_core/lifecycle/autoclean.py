@@ -66,7 +66,10 @@ class AutoCleanSettings:
 
         def is_due(key: str) -> bool:
             last = state.as_time(last_runs.get(key))
-            return last is None or now - last >= interval or last > now
+            # A stamp a little after ``now`` is another process that started just after us;
+            # one far in the future means the clock was set back, and must not stop the clean-up
+            # for good.
+            return last is None or now - last >= interval or last - now > max(interval, 3600)
 
         return (
             self.auto_prune and is_due(state.LAST_AUTO_PRUNE),
