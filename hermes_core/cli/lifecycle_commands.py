@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
-from typing import Annotated, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -19,6 +19,9 @@ from hermes_core.selection.options import bulk_filter_options
 
 from .context import cli_context
 from .errors import UserError, fail, handle_user_errors
+
+if TYPE_CHECKING:
+    from hermes_core.lifecycle.prune import PruneProgress
 
 
 def _stdin_is_terminal() -> bool:
@@ -112,7 +115,7 @@ def register(sessions: typer.Typer) -> None:
         except LockHeld as held:
             raise UserError(f"{held}; try again when it has finished") from None
         try:
-            deleted = run_prune(store.connection, plan, lock)
+            deleted = run_prune(store.connection, plan, lock, on_batch=_progress())
         finally:
             lock.release()
         typer.echo(
@@ -206,6 +209,22 @@ def register(sessions: typer.Typer) -> None:
             return
         done = unarchive_sessions(store.connection, ids)
         typer.echo(f"Unarchived {done} session(s).")
+
+
+def _progress() -> Callable[[PruneProgress], None] | None:
+    """A progress line on stderr for long prunes, when stderr is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(progress: PruneProgress) -> None:
+        done = progress.done_candidates == progress.total_candidates
+        typer.echo(
+            f"\rDeleted {progress.done_candidates}/{progress.total_candidates} sessions…",
+            err=True,
+            nl=done,
+        )
+
+    return show
 
 
 def _kept_note(protected: int, active: int) -> str:

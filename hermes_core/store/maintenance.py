@@ -93,17 +93,39 @@ def size_split(connection: sqlite3.Connection) -> SizeSplit:
         fulltext = sum(n for name, n in pages.items() if name.startswith(_FULLTEXT_PREFIXES))
         fulltext *= page_size
         return SizeSplit(messages, fulltext, max(0, total - messages - fulltext), True)
+    # Estimate: the payload bytes of each part, then the file's pages shared out in proportion
+    # (free pages and page slack are spread over all three).
     messages = connection.execute(
         "SELECT coalesce(sum(length(CAST(content AS BLOB)) + coalesce(length(tool_calls), 0) "
         "+ coalesce(length(reasoning), 0) + 40), 0) FROM messages"
     ).fetchone()[0]
     fulltext = 0
-    for table in ("messages_fts_data", "messages_cjk_data"):
+    for table in ("messages_fts_data", "messages_cjk_data", "messages_cjk_content"):
         fulltext += connection.execute(
-            f"SELECT coalesce(sum(length(block)), 0) FROM {table}"
+            f"SELECT coalesce(sum(length(CAST(coalesce({_payload(table)}, '') AS BLOB))), 0) "
+            f"FROM {table}"
         ).fetchone()[0]
-    messages, fulltext = min(messages, total), min(fulltext, total)
-    return SizeSplit(messages, fulltext, max(0, total - messages - fulltext), False)
+    other = connection.execute(
+        "SELECT coalesce(sum(length(id) + coalesce(length(title), 0) + coalesce(length(cwd), 0) "
+        "+ coalesce(length(model_config), 0) + coalesce(length(metadata), 0) + 200), 0) "
+        "FROM sessions"
+    ).fetchone()[0]
+    other += connection.execute(
+        "SELECT coalesce(sum(length(prompt) + 64), 0) FROM system_prompts"
+    ).fetchone()[0]
+    payload = messages + fulltext + other
+    if not payload:
+        return SizeSplit(0, 0, total, False)
+    messages_share = round(total * messages / payload)
+    fulltext_share = round(total * fulltext / payload)
+    return SizeSplit(
+        messages_share, fulltext_share, max(0, total - messages_share - fulltext_share), False
+    )
+
+
+def _payload(table: str) -> str:
+    """The column holding a shadow table's bytes."""
+    return "block" if table.endswith("_data") else "c0"
 
 
 def optimize(connection: sqlite3.Connection, path: Path) -> tuple[int, int]:

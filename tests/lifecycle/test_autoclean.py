@@ -229,3 +229,44 @@ def test_stats_shows_the_clean_up_record_after_the_seed_lines(home) -> None:
     assert lines[8] == "Last auto-archive: never — sessions.auto_archive is off"
     assert lines[9] == "Last VACUUM: never"
     assert lines[10] == "Last clean-up failure: none"
+
+
+def test_optimize_reports_the_bytes_reclaimed_and_records_the_vacuum(home) -> None:
+    with SessionStore.open(home) as store:
+        olds, _news = _big_store(store, old=30, recent=10)
+        store.delete_sessions(olds)
+    host = PluginHost(load_entry_points=False)
+    result = runner.invoke(build_app(host), ["--home", str(home), "sessions", "optimize"])
+    assert result.exit_code == 0, result.output
+    reclaimed = next(line for line in result.stdout.splitlines() if line.startswith("Bytes"))
+    assert int(reclaimed.removeprefix("Bytes reclaimed: ").replace(",", "")) > 100_000
+    with SessionStore.open(home) as store:
+        assert state.load_record(store.connection).last_vacuum is not None
+    stats = runner.invoke(build_app(host), ["--home", str(home), "sessions", "stats"])
+    assert "Last VACUUM: never" not in stats.stdout
+
+
+class _NoDbstat:
+    """A connection whose SQLite was built without the dbstat table."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+
+    def execute(self, sql: str, *params: object) -> sqlite3.Cursor:
+        if "dbstat" in sql:
+            raise sqlite3.OperationalError("no such table: dbstat")
+        return self._connection.execute(sql, *params)  # type: ignore[arg-type]
+
+
+def test_the_size_split_is_estimated_without_dbstat_and_close_to_the_count(home) -> None:
+    from hermes_core.store.maintenance import size_split
+
+    with SessionStore.open(home) as store:
+        _big_store(store, old=20, recent=20)
+        counted = size_split(store.connection)
+        estimated = size_split(_NoDbstat(store.connection))  # type: ignore[arg-type]
+    assert counted.measured and not estimated.measured
+    total = counted.messages_bytes + counted.fulltext_bytes + counted.other_bytes
+    assert estimated.messages_bytes + estimated.fulltext_bytes + estimated.other_bytes == total
+    assert estimated.messages_bytes == pytest.approx(counted.messages_bytes, rel=0.35)
+    assert estimated.fulltext_bytes == pytest.approx(counted.fulltext_bytes, rel=0.35)
