@@ -231,3 +231,36 @@ def test_a_second_pruner_is_refused_while_a_live_process_holds_the_lock(host, ho
     with SessionStore.open(home) as store:
         assert ids(store) == set()
         assert state.read(store.connection, [state.LOCK]) == {}
+
+
+def test_include_archived_alone_keeps_the_implicit_90_days(host, home) -> None:
+    with SessionStore.open(home) as store:
+        old_hidden = make(store, days_ago=100, archived=1)
+        young_hidden = make(store, days_ago=10, archived=1)
+    result = invoke(host, home, "sessions", "prune", "--include-archived", "--yes")
+    assert result.exit_code == 0, result.output
+    with SessionStore.open(home) as store:
+        assert ids(store) == {young_hidden}
+        assert old_hidden not in ids(store)
+
+
+def test_a_session_pinned_or_resumed_after_the_plan_is_kept(home) -> None:
+    from hermes_core.lifecycle.lock import acquire
+    from hermes_core.lifecycle.prune import plan_prune, prune_selection, run_prune
+    from hermes_core.selection.filters import SessionFilter
+
+    with SessionStore.open(home) as store:
+        pinned_later = make(store, "cron")
+        resumed_later = make(store, "cron")
+        doomed = make(store, "cron")
+        selection = prune_selection(SessionFilter(source="cron"), include_archived=False)
+        plan = plan_prune(store.connection, selection)
+        assert {c.id for c in plan.candidates} == {pinned_later, resumed_later, doomed}
+        store.set_pinned([pinned_later], True)
+        store.reopen_session(resumed_later)
+        lock = acquire(store.connection, "prune")
+        try:
+            assert run_prune(store.connection, plan, lock) == 1
+        finally:
+            lock.release()
+        assert ids(store) == {pinned_later, resumed_later}
