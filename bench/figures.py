@@ -22,6 +22,7 @@ from bench.corpusfile import CorpusFile, CorpusTruth, generator_hash
 from bench.footprint import measure
 from bench.ingest import build_store_untimed, corpus_messages, fresh_home, run_ingest
 from bench.latency import live_messages, run_latency
+from bench.lifecycle import run_lifecycle
 from bench.search import bounds_note, run_search_bench, summary
 from bench.startup import CommandFailed, run_startup
 from hermes_core.store.store import STATE_DB_NAME, SessionStore
@@ -29,7 +30,7 @@ from hermes_core.store.store import STATE_DB_NAME, SessionStore
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d", "s")
+FIGURES = ("a", "b", "c", "d", "e", "s")
 TRIGGER_CONTEXT_MAX = 100_000
 """The trigger-based loader (context only) runs at sizes up to this many messages."""
 CLI_STORE_SESSIONS = 50
@@ -66,7 +67,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--messages",
         help="comma-separated corpus sizes in messages (multiples of 100); default 100000,1000000",
     )
-    parser.add_argument("--only", help="comma-separated figures out of a,b,c,d,s (default all)")
+    parser.add_argument("--only", help="comma-separated figures out of a,b,c,d,e,s (default all)")
     parser.add_argument(
         "--workdir",
         type=Path,
@@ -115,7 +116,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         truth = corpus.truth(sessions)
         if "a" in args.figures:
             ingest_figures(corpus, sessions, root, size_label(size))
-        needs_store = "d" in args.figures or (bool({"b", "s"} & args.figures) and size == largest)
+        needs_store = (
+            "d" in args.figures
+            or "e" in args.figures
+            or (bool({"b", "s"} & args.figures) and size == largest)
+        )
         if needs_store and not _store_complete(root / "store"):
             started = time.perf_counter()
             build_store_untimed(corpus, sessions, root / "store", _chunk_sessions(sessions))
@@ -126,6 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         if "d" in args.figures:
             footprint_figures(root / "store" / STATE_DB_NAME, truth, size_label(size))
+        if "e" in args.figures:
+            lifecycle_figures(root / "store" / STATE_DB_NAME, workdir, size_label(size))
         if "b" in args.figures and size == largest:
             latency_figures(root / "store", args.seed, sessions, args.appends, size_label(size))
         if "s" in args.figures and size == largest:
@@ -253,6 +260,33 @@ def _beyond_head(total: int, indexed: int) -> str:
     if total == indexed:
         return ""
     return f"; {total - indexed} of the true count lie past the indexed head of tool output"
+
+
+def lifecycle_figures(db_path: Path, workdir: Path, label: str) -> None:
+    scratch = Path(tempfile.mkdtemp(prefix="lifecycle-", dir=workdir))
+    found = run_lifecycle(db_path, scratch)
+    mb = 1024 * 1024
+    emit(
+        f"prune_half_shrink_{label}",
+        f"{found.shrink * 100:.1f}",
+        "% smaller",
+        f"target ≥ 40 %; {found.bytes_before / mb:.0f} MiB → {found.bytes_after_optimize / mb:.0f} "
+        f"MiB: pruned {found.sessions_pruned} of {found.sessions_before} sessions (older half) in "
+        f"{found.prune_seconds:.1f} s ({found.bytes_after_prune / mb:.0f} MiB before optimize), "
+        f"optimize {found.optimize_seconds:.1f} s",
+    )
+    emit(
+        f"prune_half_fts_share_{label}",
+        f"{found.fulltext_share_after * 100:.1f}",
+        "% of state.db",
+        f"target ≤ 35 %, after optimize; {found.fulltext_share_before * 100:.1f} % before the prune",
+    )
+    emit(
+        f"archive_half_reclaimed_{label}",
+        f"{found.archive_reclaimed * 100:.1f}",
+        "% smaller",
+        "context: archiving the same half then optimize (archiving deletes nothing)",
+    )
 
 
 def latency_figures(home: Path, seed: int, sessions: int, appends: int, label: str) -> None:

@@ -7,7 +7,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from . import demo_command, maintenance_commands, plugins_command, search_commands, session_commands
+from . import (
+    demo_command,
+    lifecycle_commands,
+    maintenance_commands,
+    plugins_command,
+    search_commands,
+    session_commands,
+)
 from .context import CliContext, cli_context, default_home
 from .errors import handle_user_errors
 
@@ -61,9 +68,13 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
         # A broken config.yaml is reported before any session command runs.
         context = cli_context(ctx)
         _ = context.config
+        from hermes_core.lifecycle.startup import arm_auto_clean
+
+        arm_auto_clean(context)
 
     session_commands.register(sessions)
     maintenance_commands.register(sessions)
+    lifecycle_commands.register(sessions)
     search_commands.register(sessions)
     app.add_typer(sessions, name="sessions")
     plugins_command.register(app)

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from hermes_hookspecs import Message, Session
 
@@ -41,6 +41,8 @@ class CliContext:
     _host: PluginHost | None = field(default=None, repr=False)
     _store: SessionStore | None = field(default=None, repr=False)
     _config: Config | None = field(default=None, repr=False)
+    on_store_open: list[Callable[[SessionStore], None]] = field(default_factory=list, repr=False)
+    """Called once with the store when a command first opens it (the automatic clean-up)."""
 
     @property
     def host(self) -> PluginHost:
@@ -67,6 +69,8 @@ class CliContext:
             from hermes_core.store import SessionStore
 
             self._store = SessionStore.open(self.home, events=_LazyHostEvents(self))
+            for hook in self.on_store_open:
+                hook(self._store)
         return self._store
 
     def close(self) -> None:

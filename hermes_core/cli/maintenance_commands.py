@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from .context import cli_context
+from .context import CliContext, cli_context
 from .errors import fail, handle_user_errors
 from .formatting import human_size
 
@@ -17,8 +17,10 @@ def register(sessions: typer.Typer) -> None:
     @sessions.command("stats")
     @handle_user_errors
     def stats(ctx: typer.Context) -> None:
-        """Counts per origin and the size of the store."""
-        found = cli_context(ctx).store.stats()
+        """Counts per origin and the size of the store, then where the space goes and what
+        the automatic clean-up last did."""
+        context = cli_context(ctx)
+        found = context.store.stats()
         typer.echo(f"Total sessions: {found.total_sessions}")
         typer.echo(f"Total messages: {found.total_messages}")
         for source, count in found.sessions_by_source:
@@ -28,6 +30,7 @@ def register(sessions: typer.Typer) -> None:
             f"Active: {found.active_sessions}   Pinned: {found.pinned_sessions}   "
             f"Archived: {found.archived_sessions}"
         )
+        _print_lifecycle(context)
 
     @sessions.command("optimize")
     @handle_user_errors
@@ -36,12 +39,16 @@ def register(sessions: typer.Typer) -> None:
         from hermes_core.store.maintenance import optimize as optimize_store
 
         store = cli_context(ctx).store
+        from hermes_core.lifecycle.vacuum import record_vacuum
+
         before, after = optimize_store(store.connection, store.path)
+        record_vacuum(store.connection)
         change = before - after
         verdict = (
             f"reclaimed {human_size(change)}" if change >= 0 else f"grew by {human_size(-change)}"
         )
         typer.echo(f"Database size: {human_size(before)} → {human_size(after)} ({verdict})")
+        typer.echo(f"Bytes reclaimed: {max(0, change):,}")
 
     @sessions.command("repair")
     @handle_user_errors
@@ -74,3 +81,46 @@ def register(sessions: typer.Typer) -> None:
         if not report.healthy_after:
             raise fail(f"the store is still damaged; your backup is {report.backup}")
         typer.echo("The store is healthy now.")
+
+
+def _print_lifecycle(context: CliContext) -> None:
+    """The lines below the seed's: the size split and the automatic clean-up's record."""
+    from hermes_core.lifecycle.state import load_record
+    from hermes_core.store.maintenance import size_split
+
+    store = context.store
+    split = size_split(store.connection)
+    how = "counted with dbstat" if split.measured else "estimated: dbstat is not available"
+    typer.echo(
+        f"Size by content: messages {human_size(split.messages_bytes)}, full-text index "
+        f"{human_size(split.fulltext_bytes)}, other {human_size(split.other_bytes)} ({how})"
+    )
+    record = load_record(store.connection)
+    config = context.config
+
+    def when(moment: float | None) -> str:
+        return _local(moment) if moment is not None else "never"
+
+    prune = when(record.last_auto_prune)
+    if record.last_auto_prune is not None and record.last_auto_prune_removed is not None:
+        prune += f" (removed {record.last_auto_prune_removed} sessions)"
+    if not config["sessions.auto_prune"]:
+        prune += " — sessions.auto_prune is off"
+    typer.echo(f"Last auto-prune: {prune}")
+    sweep = when(record.last_auto_archive)
+    if record.last_auto_archive is not None and record.last_auto_archive_archived is not None:
+        sweep += f" (archived {record.last_auto_archive_archived} sessions)"
+    if not config["sessions.auto_archive"]:
+        sweep += " — sessions.auto_archive is off"
+    typer.echo(f"Last auto-archive: {sweep}")
+    typer.echo(f"Last VACUUM: {when(record.last_vacuum)}")
+    failure = "none"
+    if record.last_failure is not None:
+        failure = f"{when(record.last_failure_at)}: {record.last_failure}"
+    typer.echo(f"Last clean-up failure: {failure}")
+
+
+def _local(moment: float) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(moment))

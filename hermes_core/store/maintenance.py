@@ -55,6 +55,79 @@ def collect_stats(connection: sqlite3.Connection, path: Path) -> StoreStats:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class SizeSplit:
+    """Where the store's pages go: messages, the full-text indexes, everything else."""
+
+    messages_bytes: int
+    """The ``messages`` table and its index."""
+    fulltext_bytes: int
+    """``messages_fts`` and ``messages_cjk`` with their shadow tables."""
+    other_bytes: int
+    """Sessions, system prompts, routing, free pages…"""
+    measured: bool
+    """True when counted page by page with ``dbstat``; False when estimated from text lengths."""
+
+
+_MESSAGE_OBJECTS = ("messages", "idx_messages_session")
+_FULLTEXT_PREFIXES = ("messages_fts", "messages_cjk")
+
+
+def size_split(connection: sqlite3.Connection) -> SizeSplit:
+    """Split the database file (not its write-ahead log) by what the pages hold.
+
+    With SQLite's ``dbstat`` virtual table the pages of each table and index are counted
+    (page counts times the page size: ``sum(pgsize)`` overflows past 2 GiB on SQLite 3.40).
+    Without it, the sizes are estimated from the stored text and index blocks.
+    """
+    page_size: int = connection.execute("PRAGMA page_size").fetchone()[0]
+    page_count: int = connection.execute("PRAGMA page_count").fetchone()[0]
+    total = page_size * page_count
+    try:
+        rows = connection.execute("SELECT name, count(*) FROM dbstat GROUP BY name").fetchall()
+    except sqlite3.OperationalError:
+        rows = None
+    if rows is not None:
+        pages = {str(name): int(count) for name, count in rows}
+        messages = sum(pages.get(name, 0) for name in _MESSAGE_OBJECTS) * page_size
+        fulltext = sum(n for name, n in pages.items() if name.startswith(_FULLTEXT_PREFIXES))
+        fulltext *= page_size
+        return SizeSplit(messages, fulltext, max(0, total - messages - fulltext), True)
+    # Estimate: the payload bytes of each part, then the file's pages shared out in proportion
+    # (free pages and page slack are spread over all three).
+    messages = connection.execute(
+        "SELECT coalesce(sum(length(CAST(content AS BLOB)) + coalesce(length(tool_calls), 0) "
+        "+ coalesce(length(reasoning), 0) + 40), 0) FROM messages"
+    ).fetchone()[0]
+    fulltext = 0
+    for table in ("messages_fts_data", "messages_cjk_data", "messages_cjk_content"):
+        fulltext += connection.execute(
+            f"SELECT coalesce(sum(length(CAST(coalesce({_payload(table)}, '') AS BLOB))), 0) "
+            f"FROM {table}"
+        ).fetchone()[0]
+    other = connection.execute(
+        "SELECT coalesce(sum(length(id) + coalesce(length(title), 0) + coalesce(length(cwd), 0) "
+        "+ coalesce(length(model_config), 0) + coalesce(length(metadata), 0) + 200), 0) "
+        "FROM sessions"
+    ).fetchone()[0]
+    other += connection.execute(
+        "SELECT coalesce(sum(length(prompt) + 64), 0) FROM system_prompts"
+    ).fetchone()[0]
+    payload = messages + fulltext + other
+    if not payload:
+        return SizeSplit(0, 0, total, False)
+    messages_share = round(total * messages / payload)
+    fulltext_share = round(total * fulltext / payload)
+    return SizeSplit(
+        messages_share, fulltext_share, max(0, total - messages_share - fulltext_share), False
+    )
+
+
+def _payload(table: str) -> str:
+    """The column holding a shadow table's bytes."""
+    return "block" if table.endswith("_data") else "c0"
+
+
 def optimize(connection: sqlite3.Connection, path: Path) -> tuple[int, int]:
     """Merge full-text index segments, checkpoint and VACUUM. Touches no session data.
     Returns the size on disk before and after."""
