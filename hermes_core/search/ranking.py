@@ -115,12 +115,11 @@ def _fts_hits(
     try:
         if sort is None and not _more_matches_than(connection, fts, FULL_RANK_MAX):
             return _full_bm25(connection, fts, roles, source), "full"
-        return _bounded(
-            connection, fts, roles, source, sort
-        ), "bounded" if sort is None else "sorted"
+        hits = _bounded(connection, fts, roles, source, sort)
     except sqlite3.OperationalError as error:
         # Syntax errors, unknown column filters, unterminated strings, special queries…
         raise _QueryRejected(str(error)) from error
+    return hits, "bounded" if sort is None else "sorted"
 
 
 def _more_matches_than(connection: sqlite3.Connection, fts: str, count: int) -> bool:

@@ -132,6 +132,10 @@ def run_search(connection: sqlite3.Connection, arguments: dict[str, Any]) -> dic
         return browse(connection, parsed)
     except (SearchArgumentError, StoreError) as error:
         return {"error": str(error)}
+    except sqlite3.DatabaseError as error:  # a damaged or unreadable store, not the agent's doing
+        return {
+            "error": f"the session store cannot be read ({error}); try 'hermes sessions repair'"
+        }
 
 
 def session_search(

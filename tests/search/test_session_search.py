@@ -410,3 +410,12 @@ def test_a_cjk_query_naming_a_title_surfaces_that_session(tmp_path: Path) -> Non
     assert ids(payload) == [named.id, other.id]
     assert payload["results"][0]["matched"] == "title"
     assert payload["results"][0]["snippet"] == "title: >>>量子纠缠<<<实验"
+
+
+def test_an_unreadable_store_is_an_error_message_not_an_exception(tmp_path: Path) -> None:
+    import sqlite3
+
+    connection = sqlite3.connect(tmp_path / "not-a-store.db")  # no tables at all
+    payload = session_search(connection, query="anything")
+    assert "cannot be read" in payload["error"]
+    assert "cannot be read" in session_search(connection)["error"]
