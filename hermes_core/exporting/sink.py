@@ -152,7 +152,8 @@ class FileSink:
         else:
             target = self._destination / checked_relative_name(relative_name)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            # Folders the export creates hold transcripts: private like the files.
+            target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             handle = _RecordingAtomicFile(target, self.written)
         except OSError as error:
             raise ExportError(f"cannot write {target}: {error.strerror or error}") from error
