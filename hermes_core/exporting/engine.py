@@ -85,8 +85,6 @@ def _check_options(
         raise ExportError("--public only applies to --upload")
     if request.upload and not traits.supports_upload:
         raise ExportError(f"--format {name} cannot --upload (only formats made for sharing can)")
-    if request.upload and request.output is not None:
-        raise ExportError("--upload sends the export to its destination; leave out OUTPUT")
     if request.delete_after_verified:
         if request.session_reference is None:
             raise ExportError(
@@ -133,12 +131,13 @@ def plan_export(
             "session"
         )
     layout = choose_layout(
-        None if request.upload else request.output,
+        request.output,
         home=home,
         traits=traits,
         single_session=targets.single_session,
         user_prompts_only=request.only is not None,
         separate_files=request.delete_after_verified,
+        upload=request.upload,
     )
     redact = exporter.redact_by_default if request.redact is None else request.redact
     extra = {"upload": request.upload, "public": request.public} if traits.supports_upload else {}
@@ -210,22 +209,26 @@ def run_export(
                 on_record(record)
             yield record
 
-    report.files = _export(plan, plan.layout, records(), plan.options)
-    report.manifest = _maybe_manifest(plan, report.files, lineage_of)
+    with plan.layout.opened() as layout:
+        report.layout = layout
+        report.files = _export(plan, layout, records(), plan.options)
+        if not layout.temporary:
+            report.manifest = _maybe_manifest(plan, layout, report.files, lineage_of)
     return report
 
 
 def _maybe_manifest(
     plan: ExportPlan,
+    layout: ExportLayout,
     files: Sequence[ExportedFile],
     lineage_of: dict[str, tuple[str, ...]],
 ) -> Path | None:
     separate = plan.traits.one_file_per_session or plan.request.delete_after_verified
-    if plan.layout.mode != "directory" or not separate or not files:
+    if layout.mode != "directory" or not separate or not files:
         return None
-    assert plan.layout.destination is not None
+    assert layout.destination is not None
     return write_manifest(
-        plan.layout.destination, files, format_name=plan.request.format, lineage_of=lineage_of
+        layout.destination, files, format_name=plan.request.format, lineage_of=lineage_of
     )
 
 
@@ -263,7 +266,7 @@ def export_each(plan: ExportPlan, store: SessionStore, host: PluginHost) -> Veri
             record = redact(record)
         report.files.extend(_export(plan, plan.layout, iter([record]), options))
         report.sessions_written += 1
-    report.manifest = _maybe_manifest(plan, report.files, {})
+    report.manifest = _maybe_manifest(plan, plan.layout, report.files, {})
     return VerifiedExport(session_id, exported_messages, report)
 
 

@@ -8,7 +8,11 @@ as OUTPUT gets a file named by the exporter). ``--only user-prompts`` always wri
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +28,9 @@ class ExportLayout:
 
     mode: SinkMode
     destination: Path | None
+    temporary: bool = False
+    """An ``--upload`` without OUTPUT: the files go to a private temporary folder that the
+    exporter uploads from and the engine removes afterwards (``destination`` is set then)."""
 
     def sink(self) -> FileSink:
         """A fresh sink for this layout."""
@@ -31,7 +38,21 @@ class ExportLayout:
 
     def describe(self) -> str:
         """Where the export goes, for messages."""
+        if self.temporary:
+            return "the upload"
         return "stdout" if self.destination is None else str(self.destination)
+
+    @contextlib.contextmanager
+    def opened(self) -> Iterator[ExportLayout]:
+        """This layout, with its temporary folder created for the export and removed after."""
+        if not self.temporary:
+            yield self
+            return
+        folder = Path(tempfile.mkdtemp(prefix="hermes-upload-"))  # created 0700
+        try:
+            yield ExportLayout("directory", folder, temporary=True)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _names_directory(output: str) -> bool:
@@ -46,10 +67,16 @@ def choose_layout(
     single_session: bool,
     user_prompts_only: bool,
     separate_files: bool,
+    upload: bool = False,
 ) -> ExportLayout:
     """The layout for OUTPUT; ``separate_files`` (``--delete-after-verified``) forces a
-    directory so every session gets a file of its own."""
+    directory so every session gets a file of its own; ``upload`` without OUTPUT writes to a
+    temporary folder."""
     per_session = traits.one_file_per_session and not user_prompts_only
+    if upload and output is None:
+        return ExportLayout("directory", None, temporary=True)
+    if upload and output == "-":
+        raise ExportError("--upload writes files to send; give a file or directory, not -")
     if separate_files:
         if output == "-":
             raise ExportError("--delete-after-verified writes files to verify, not to stdout")
