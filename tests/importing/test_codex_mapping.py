@@ -47,12 +47,7 @@ def test_envelope_rollout_becomes_a_clean_transcript() -> None:
         ("user", "Thanks! Now commit it."),
         ("assistant", "[ran tool: shell_command]\n\nCommitted as 9b1d3e2 on fix/leap-years."),
     ]
-    assert [call.name for call in found.messages[1].tool_calls] == [
-        "shell_command",
-        "apply_patch",
-        "shell",
-    ]
-    assert [call.id for call in found.messages[3].tool_calls] == ["call_commit_1"]
+    assert all(message.tool_calls == () for message in found.messages)
 
 
 def test_envelope_rollout_metadata_comes_from_its_own_records() -> None:
@@ -232,7 +227,6 @@ def test_every_kind_of_tool_call_is_a_note_and_each_call_counts_once(tmp_path: P
         "[ran tool: exec_command]\n[ran tool: apply_patch]\n[ran tool: shell]\n"
         "[ran tool: web_search]\n[ran tool: mcp__docs__lookup]\n\nDone.",
     )
-    assert len(found.messages[1].tool_calls) == 5
 
 
 def test_images_become_a_short_placeholder(tmp_path: Path) -> None:

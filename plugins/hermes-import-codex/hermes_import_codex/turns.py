@@ -8,7 +8,9 @@ The rules (SPEC I3, issue 4):
 - everything the assistant does until the next user turn is **one** assistant message: its
   text, in order, with a ``[ran tool: NAME]`` note for each function, custom-tool, local-shell
   (and web-search, image-generation, tool-search) call; ``agent_message`` events and the
-  assistant ``message`` items that repeat them count once;
+  assistant ``message`` items that repeat them count once. The notes are the whole record of
+  tool use: messages carry no ``tool_calls`` (their arguments are raw tool input), as in the
+  Claude Code importer;
 - developer and system messages, reasoning, tool output, compaction records and other events
   stay behind; images become ``[image]``.
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_hookspecs import Message, ToolCall
+from hermes_hookspecs import Message
 
 from . import records
 
@@ -74,7 +76,6 @@ class _AssistantTurn:
     timestamp: float | None
     parts: list[tuple[bool, str]] = field(default_factory=list)
     """``(is_tool_note, text)`` in the order they happened."""
-    tool_calls: list[ToolCall] = field(default_factory=list)
     unmatched: dict[str, list[str]] = field(default_factory=lambda: {"event": [], "item": []})
     """Texts seen from one kind of record and not yet from the other: their twin is skipped."""
 
@@ -260,7 +261,6 @@ class TurnAssembler:
             self._call_ids.add(call_id)
         turn = self._open_turn(timestamp)
         turn.parts.append((True, f"[ran tool: {name}]"))
-        turn.tool_calls.append(ToolCall(name=name, id=call_id))
 
     def _tokens(self, totals: tuple[int, int]) -> None:
         progress = self.progress
@@ -304,12 +304,7 @@ class TurnAssembler:
             pieces.append(text)
             previous_was_note = is_note
         self._ready.append(
-            Message(
-                role="assistant",
-                content="".join(pieces),
-                timestamp=turn.timestamp,
-                tool_calls=tuple(turn.tool_calls),
-            )
+            Message(role="assistant", content="".join(pieces), timestamp=turn.timestamp)
         )
 
     def _stamp(self, timestamp: float | None) -> float | None:
