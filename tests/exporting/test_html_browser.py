@@ -73,7 +73,7 @@ class OpenedPage:
 
 def export(tmp_path: Path, *records: object) -> Path:
     result = HtmlExporter().export(iter(records), DirectorySink(tmp_path), options())  # type: ignore[arg-type]
-    return result.files[0].path
+    return tmp_path / result.files[0].path
 
 
 def test_page_renders_something_visible(browser: object, tmp_path: Path) -> None:

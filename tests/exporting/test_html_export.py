@@ -48,7 +48,7 @@ def export_page(tmp_path: Path, *records: object, single: bool = False) -> str:
     sink = DirectorySink(tmp_path)
     result = HtmlExporter().export(iter(records), sink, options(single=single))  # type: ignore[arg-type]
     assert len(result.files) == 1
-    return result.files[0].path.read_text(encoding="utf-8")
+    return (tmp_path / result.files[0].path).read_text(encoding="utf-8")
 
 
 def parse(page: str) -> _Collector:
@@ -176,10 +176,10 @@ def test_result_reports_the_file_with_its_hash(tmp_path: Path) -> None:
     result = HtmlExporter().export(iter(records), sink, options())
     assert result.sessions_written == 2
     (written,) = result.files
-    assert written.path == tmp_path / "sessions.html"
+    assert written.path == Path("sessions.html")
     assert written.session_ids == ("20260101_090000_a1b2c3", "a1b2c3d4")
     assert written.message_count == 10
-    assert written.sha256 == hashlib.sha256(written.path.read_bytes()).hexdigest()
+    assert written.sha256 == hashlib.sha256((tmp_path / written.path).read_bytes()).hexdigest()
 
 
 def test_one_session_is_named_after_its_id(tmp_path: Path) -> None:

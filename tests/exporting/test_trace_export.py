@@ -28,14 +28,22 @@ def export_one(tmp_path: Path, record: SessionRecord) -> list[dict[str, Any]]:
     sink = DirectorySink(tmp_path)
     result = TraceExporter().export(iter([record]), sink, options(single=True))
     (written,) = result.files
-    return parse_trace(written.path.read_bytes())
+    return parse_trace((tmp_path / written.path).read_bytes())
 
 
 def test_trace_exporter_is_registered_and_redacts_by_default() -> None:
     exporter = PluginHost().exporter("trace")
     assert exporter.name == "trace"
     assert exporter.redact_by_default is True
-    assert getattr(exporter, "supports_upload", False) is True
+    # The traits the export engine reads: a file per session, stdout for one session without
+    # OUTPUT, the latest session when nothing is selected, --upload allowed.
+    for trait in (
+        "one_file_per_session",
+        "stdout_for_single_session",
+        "exports_latest_by_default",
+        "supports_upload",
+    ):
+        assert getattr(exporter, trait, False) is True, trait
 
 
 def test_trace_is_a_claude_code_transcript(tmp_path: Path) -> None:
@@ -154,12 +162,8 @@ def test_every_character_stays_inside_its_line(tmp_path: Path) -> None:
     odd = "line\u2028separator\u2029para\x85nel\r\nwindows\x00nul \udcff surrogate"
     record = chat_session()
     record.messages[0].content = odd
-    data = (
-        TraceExporter()
-        .export(iter([record]), DirectorySink(tmp_path), options())
-        .files[0]
-        .path.read_bytes()
-    )
+    result = TraceExporter().export(iter([record]), DirectorySink(tmp_path), options())
+    data = (tmp_path / result.files[0].path).read_bytes()
     assert len(data.splitlines()) == len(data.decode().splitlines()) == 3
     records = parse_trace(data)
     assert records[1]["message"]["content"].startswith("line\u2028separator\u2029para\x85nel\r\n")
@@ -187,7 +191,7 @@ def test_bulk_export_writes_one_file_per_session(tmp_path: Path) -> None:
     for written, record in zip(result.files, records, strict=True):
         assert written.session_ids == (record.session.id,)
         assert written.message_count == len(record.messages)
-        data = written.path.read_bytes()
+        data = (tmp_path / written.path).read_bytes()
         assert written.sha256 == hashlib.sha256(data).hexdigest()
         assert_claude_trace_shape(parse_trace(data), record.session.id)
 
@@ -195,7 +199,8 @@ def test_bulk_export_writes_one_file_per_session(tmp_path: Path) -> None:
 def test_one_session_to_stdout(tmp_path: Path) -> None:
     sink = MemorySink()
     result = TraceExporter().export(iter([chat_session()]), sink, options(single=True))
-    assert result.files[0].path == Path("-")
+    assert sink.names == ["a1b2c3d4.trace.jsonl"]
+    assert result.files[0].session_ids == ("a1b2c3d4",)
     records = parse_trace(sink.buffer.getvalue())
     assert [r["type"] for r in records] == ["summary", "user", "assistant"]
 
@@ -205,16 +210,9 @@ def test_sessions_with_little_in_them_still_give_valid_traces(
     tmp_path: Path, messages: list[Message]
 ) -> None:
     session = Session(id="tiny", source="cli", started_at=0.0)
-    data = (
-        TraceExporter()
-        .export(
-            iter([SessionRecord(session=session, messages=messages)]),
-            DirectorySink(tmp_path),
-            options(),
-        )
-        .files[0]
-        .path.read_bytes()
-    )
+    record = SessionRecord(session=session, messages=messages)
+    result = TraceExporter().export(iter([record]), DirectorySink(tmp_path), options())
+    data = (tmp_path / result.files[0].path).read_bytes()
     if not messages:
         assert data == b""
     else:

@@ -54,7 +54,7 @@ def _our_fields(records: list[dict[str, Any]]) -> dict[str, set[str]]:
 @pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"real Claude Code logs absent ({FIXTURES})")
 def test_every_trace_field_appears_in_real_claude_code_logs(tmp_path: Path) -> None:
     result = TraceExporter().export(iter([coding_session()]), DirectorySink(tmp_path), options())
-    ours = _our_fields(parse_trace(result.files[0].path.read_bytes()))
+    ours = _our_fields(parse_trace((tmp_path / result.files[0].path).read_bytes()))
     real = _real_fields()
     assert ours.keys() <= real.keys()
     for kind, names in ours.items():

@@ -27,16 +27,6 @@ def file_name(first: SessionRecord | None, multi: bool) -> str:
     return f"{safe.strip('.') or 'session'}.html"
 
 
-def written_path(sink: ExportSink, name: str) -> Path:
-    """Where ``name`` ends up: under a destination directory, the destination file, or ``-``."""
-    destination = sink.destination
-    if destination is None:
-        return Path("-")
-    if destination.is_dir():
-        return destination / name
-    return destination
-
-
 class HtmlExporter:
     """One HTML page for one or many sessions: bubbles, collapsible tools, sidebar, themes."""
 
@@ -75,7 +65,7 @@ class HtmlExporter:
                 out.write(sidebar(entries))
             out.write(page_end(nonce))
         exported = ExportedFile(
-            path=written_path(sink, name),
+            path=Path(name),
             session_ids=tuple(session_ids),
             message_count=message_count,
             sha256=out.sha256,

@@ -29,16 +29,6 @@ def trace_file_name(session_id: str) -> str:
     return f"{safe}.trace.jsonl"
 
 
-def written_path(sink: ExportSink, name: str) -> Path:
-    """Where ``name`` ends up: under a destination directory, the destination file, or ``-``."""
-    destination = sink.destination
-    if destination is None:
-        return Path("-")
-    if destination.is_dir():
-        return destination / name
-    return destination
-
-
 class TraceExporter:
     """Claude Code JSONL traces (the format the Hugging Face Agent Trace Viewer reads)."""
 
@@ -46,6 +36,10 @@ class TraceExporter:
     extension = "trace.jsonl"
     description = "Claude Code JSONL traces, one per session; --upload to a private HF dataset"
     redact_by_default = True
+    # Traits the export engine reads (see hermes_core.exporting.formats):
+    one_file_per_session = True
+    stdout_for_single_session = True
+    exports_latest_by_default = True
     supports_upload = True
 
     def export(
@@ -75,7 +69,7 @@ class TraceExporter:
                     staged.append((name, Path(staging) / name))
                 result.files.append(
                     ExportedFile(
-                        path=written_path(sink, name),
+                        path=Path(name),
                         session_ids=(record.session.id,),
                         message_count=len(record.messages),
                         sha256=digest.hexdigest(),

@@ -20,8 +20,12 @@ INSTALL_HINT = "pip install 'hermes-export-trace[upload]'"
 FILES_PER_COMMIT = 100
 
 
-class TraceUploadError(ValueError):
-    """An upload that could not happen; the message is one line meant for the user."""
+class TraceUploadError(ValueError, OSError):
+    """An upload that could not happen; the message is one line meant for the user.
+
+    A ``ValueError`` as agreed with the export engine, and an ``OSError`` (an upload is I/O)
+    so an engine that reports failed writes as one line reports this the same way.
+    """
 
 
 @dataclass(frozen=True, slots=True)
