@@ -1,0 +1,283 @@
+"""The built-in secret patterns (SPEC K1), one :class:`RedactionRule` each.
+
+Every rule replaces what it finds with a marker naming the rule, ``[REDACTED:<name>]``, so a
+reader of an export sees that something was there and what kind of secret it was. Rules that
+find a secret by its *context* (an assignment, a header, a URL) keep the context and replace
+only the value: ``password=[REDACTED:assignment]``, ``Authorization: Bearer
+[REDACTED:authorization]``, ``postgres://app:[REDACTED:database-url]@db``.
+
+The order matters: vendor formats come first (their marker is the most informative), the
+generic context rules last. No pattern matches a marker, so redacting twice changes nothing.
+
+Linear time on hostile input: Python's ``re`` backtracks, so the patterns avoid nested
+unbounded repeats (a test walks every pattern's parse tree), prefer bounded repeats where the
+format has a known length, use possessive repeats (``{m,n}+``) where giving characters back
+could never help, and anchor tokens with a look-behind so a long run of token characters is
+tried from its start only, not from each of its positions.
+"""
+
+from __future__ import annotations
+
+from hermes_hookspecs import RedactionRule
+
+MARKER_PREFIX = "[REDACTED:"
+
+
+def marker(rule_name: str) -> str:
+    """The text that replaces a secret found by the rule ``rule_name``."""
+    return f"{MARKER_PREFIX}{rule_name}]"
+
+
+# A token starts where no character of its own body precedes it — or right after a JSON
+# escape such as ``\n``, whose ``n`` would otherwise glue the token to the escape. Tried only
+# at the start of a run of body characters, a token is scanned once, not once per position.
+_START = r"(?:(?<![A-Za-z0-9])|(?<=\\[nrt]))"
+_START_DASHED = r"(?:(?<![A-Za-z0-9_-])|(?<=\\[nrt]))"
+"""The start of a token whose body also holds ``_`` and ``-``."""
+# A token ends where no letter or digit follows it, so a longer run is never cut in two (the
+# tail would otherwise become a token of its own on a second pass).
+_END = r"(?![A-Za-z0-9])"
+# What may sit between a key and its value: an optional closing quote (possibly JSON-escaped)
+# or bracket, blanks, then ``=``, ``:``, ``:=`` or ``=>``.
+_SEPARATOR = r"""\\{0,3}["']?\]?[ \t]{0,5}(?::=|=>|[:=])[ \t]{0,5}"""
+_OPEN_QUOTE = r"""\\{0,3}["'`]"""
+_NOT_A_MARKER = r"(?!\[REDACTED)"
+
+
+def _rule(name: str, pattern: str, keywords: tuple[str, ...], keep: bool = False) -> RedactionRule:
+    """A rule whose match is replaced by its marker; with ``keep`` the ``keep`` group (the
+    context in front of the secret) stays."""
+    replacement = (r"\g<keep>" if keep else "") + marker(name)
+    return RedactionRule(name=name, pattern=pattern, keywords=keywords, replacement=replacement)
+
+
+def _after(name: str, pattern: str, keywords: tuple[str, ...], tail: str) -> RedactionRule:
+    """Like :func:`_rule` with ``keep``, plus a literal ``tail`` put back after the marker."""
+    return RedactionRule(
+        name=name, pattern=pattern, keywords=keywords, replacement=r"\g<keep>" + marker(name) + tail
+    )
+
+
+# ----------------------------------------------------------------------------- private keys
+
+_PEM_LABEL = r"[A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+PRIVATE_KEY_BLOCK = (
+    r"-----BEGIN"
+    + _PEM_LABEL
+    # The body never holds five dashes in a row, so it stops at the END line (or at the next
+    # BEGIN of a key with no END) without ever looking further.
+    + r"(?:[^-]|-(?!----)){0,20000}+"
+    + r"-----END"
+    + _PEM_LABEL
+)
+PRIVATE_KEY_UNTERMINATED = (
+    r"-----BEGIN"
+    + _PEM_LABEL
+    # A key cut short (a truncated log): the header and every base64 line after it.
+    + r"(?:(?:\s|\\[nr]){1,8}+[A-Za-z0-9+/=]{16,8000}+){0,400}+"
+)
+
+# ----------------------------------------------------------------------------- vendor tokens
+
+ANTHROPIC = _START_DASHED + r"sk-ant-[A-Za-z0-9_-]{20,400}+" + _END
+OPENAI = (
+    _START_DASHED
+    + r"sk-(?!ant-)"
+    # Real keys are random base62: a digit always shows up; a prose slug like
+    # ``sk-learn-regression-tutorial`` has none.
+    + r"(?=[A-Za-z_-]{0,400}+[0-9])"
+    + r"[A-Za-z0-9_-]{20,400}+"
+    + _END
+)
+HUGGING_FACE = _START + r"hf_[A-Za-z0-9]{30,60}+" + _END
+GITHUB = _START + r"(?:gh[pousr]_[A-Za-z0-9]{36,251}+|github_pat_[A-Za-z0-9_]{22,255}+)" + _END
+GITLAB = _START_DASHED + r"gl(?:pat|dt|rt|ptt|cbt|imt|ft|soat|oas)-[A-Za-z0-9_.-]{20,255}+" + _END
+SLACK_TOKEN = _START_DASHED + r"(?:xox[abposrce]-|xapp-)[A-Za-z0-9-]{10,250}+" + _END
+SLACK_WEBHOOK = (
+    r"(?P<keep>hooks\.slack\.com/(?:services|workflows|triggers)/)[A-Za-z0-9_/+-]{20,255}+"
+)
+STRIPE = _START + r"(?:[sr]k_(?:live|test)_[A-Za-z0-9]{10,247}+|whsec_[A-Za-z0-9]{24,128}+)" + _END
+AWS_ACCESS_KEY_ID = _START + r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}" + _END
+AWS_SECRET_ACCESS_KEY = (
+    r"(?P<keep>(?i:aws_?secret_?access_?key|aws_?secret_?key|secret_?access_?key)"
+    + _SEPARATOR
+    + r"(?:"
+    + _OPEN_QUOTE
+    + r")?)[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+])"
+)
+GOOGLE_API_KEY = _START_DASHED + r"AIza[0-9A-Za-z_-]{35}" + r"(?![0-9A-Za-z_-])"
+GOOGLE_OAUTH = (
+    _START_DASHED + r"(?:ya29\.[0-9A-Za-z_-]{20,2048}+|GOCSPX-[A-Za-z0-9_-]{24,40}+)" + _END
+)
+NPM = _START + r"npm_[A-Za-z0-9]{36,64}+" + _END
+PYPI = _START_DASHED + r"pypi-Ag[A-Za-z0-9_-]{50,4000}+" + _END
+TELEGRAM_BOT = r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"
+JWT = (
+    _START_DASHED
+    + r"eyJ[A-Za-z0-9_-]{5,4000}+\.[A-Za-z0-9_-]{10,20000}+\.[A-Za-z0-9_-]{0,4000}+"
+    + r"(?![A-Za-z0-9_-])"
+)
+
+# ----------------------------------------------------------------------------- headers
+
+_TOKEN_VALUE = r"[A-Za-z0-9._~+/=:-]"
+AUTHORIZATION_WITH_SCHEME = (
+    r"(?P<keep>(?i:authorization)"
+    + _SEPARATOR
+    + r"(?:"
+    + _OPEN_QUOTE
+    + r")?[ \t]{0,3}(?i:bearer|basic|token|digest|bot|apikey|sso-key)[ \t]{1,5})"
+    + _NOT_A_MARKER
+    + _TOKEN_VALUE
+    + r"{4,8192}+"
+)
+AUTHORIZATION_BARE = (
+    r"(?P<keep>(?i:authorization)"
+    + _SEPARATOR
+    + r"(?:"
+    + _OPEN_QUOTE
+    + r")?)"
+    + _NOT_A_MARKER
+    + _TOKEN_VALUE
+    + r"{16,8192}+"
+)
+BEARER = (
+    r"(?P<keep>(?<![A-Za-z])(?i:bearer)[ \t]{1,5})"
+    + r"(?=[A-Za-z._~+/=-]{0,4096}+[0-9])"
+    + r"[A-Za-z0-9._~+/=-]{20,4096}+"
+)
+API_KEY_HEADER = (
+    r"(?P<keep>(?i:x-api-key|api-key|x-auth-token|x-access-token|x-goog-api-key"
+    r"|ocp-apim-subscription-key|private-token|x-gitlab-token)"
+    + r"""\\{0,3}["']?[ \t]{0,5}[:=][ \t]{0,5}(?:"""
+    + _OPEN_QUOTE
+    + r")?)"
+    + _NOT_A_MARKER
+    + r"[A-Za-z0-9._~+/=-]{8,4096}+"
+)
+
+# ----------------------------------------------------------------------------- URLs
+
+_USER = r"""[^\s:/@\[\]"'<>\\]{0,128}+"""
+_PASSWORD = r"""[^\s/@\[\]"'<>\\]{1,256}+"""
+_SLASHES = r":(?:\\?/){2}"
+DATABASE_URL = (
+    r"(?P<keep>(?i:postgres(?:ql)?|mysql|mariadb|mongodb(?:\+srv)?|rediss?|amqps?|mssql"
+    r"|sqlserver|oracle|cockroachdb|clickhouse|couchdb|neo4j(?:\+s)?|bolt|memcached)"
+    + r"(?:\+[A-Za-z0-9]{1,20}+)?"
+    + _SLASHES
+    + _USER
+    + r":)"
+    + _NOT_A_MARKER
+    + _PASSWORD
+    + r"@"
+)
+URL_USERINFO = (
+    r"(?P<keep>(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,30}+"
+    + _SLASHES
+    + _USER
+    + r":)"
+    + _NOT_A_MARKER
+    + _PASSWORD
+    + r"@"
+)
+
+# ----------------------------------------------------------------------------- assignments
+
+SECRET_KEY_WORDS = (
+    r"(?i:passw(?:or)?d|passphrase|secret|token|credentials?|auth|apikey"
+    r"|(?:api|access|secret|private|client|master|encryption|signing|auth|app|license|account"
+    r"|service|subscription|webhook|session)[_.-]?key)"
+)
+"""The words a key must end with for its value to be treated as a secret (``api_key``,
+``access_token``, ``client_secret``, ``DB_PASSWORD``, ``passwd``…). ``token_count`` or
+``input_tokens`` do not end with one."""
+
+_UNQUOTED_CHAR = r"""[^\s"'\\,;&<>(){}\[\]`|=]"""
+# ``&`` belongs to a bare value unless it starts the next query parameter (``&page=2``).
+_UNQUOTED_RUN = r"(?:" + _UNQUOTED_CHAR + r"|&(?![A-Za-z0-9_.-]{1,64}=)){6,1024}+"
+ASSIGNMENT = (
+    r"(?P<keep>"
+    + SECRET_KEY_WORDS
+    + _SEPARATOR
+    + r"(?P<quote>"
+    + _OPEN_QUOTE
+    + r")?)"
+    + _NOT_A_MARKER
+    + r"(?(quote)"
+    # A quoted value: anything but blanks and quotes, not a template or placeholder.
+    + r"""(?![$<{%*])[^\s"'\\`<>]{4,1024}+"""
+    + r"|"
+    # A bare value: it holds a digit or a symbol (so ``token = next_token`` or
+    # ``apiKey: process.env.API_KEY`` are code, not secrets) and is not a call or an index.
+    + r"(?![$<{%*\[(/~.])"
+    + r"(?="
+    + _UNQUOTED_CHAR
+    + r"{0,1024}?[0-9!@#^*+~?])"
+    + _UNQUOTED_RUN
+    + r"(?![(\[])"
+    + r")"
+)
+
+# ----------------------------------------------------------------------------- the rule set
+
+_ASSIGNMENT_KEYWORDS = ("passw", "passphrase", "secret", "token", "credential", "auth", "key")
+
+BUILTIN_RULES: tuple[RedactionRule, ...] = (
+    _rule("private-key", PRIVATE_KEY_BLOCK, ("private key",)),
+    _rule("private-key", PRIVATE_KEY_UNTERMINATED, ("private key",)),
+    _rule("anthropic-key", ANTHROPIC, ("sk-ant-",)),
+    _rule("openai-key", OPENAI, ("sk-",)),
+    _rule("huggingface-token", HUGGING_FACE, ("hf_",)),
+    _rule("github-token", GITHUB, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
+    _rule(
+        "gitlab-token",
+        GITLAB,
+        ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glimt-", "glft-", "glsoat-", "gloas-"),
+    ),
+    _rule("slack-webhook", SLACK_WEBHOOK, ("hooks.slack.com",), keep=True),
+    _rule("slack-token", SLACK_TOKEN, ("xox", "xapp-")),
+    _rule("stripe-key", STRIPE, ("sk_live_", "sk_test_", "rk_live_", "rk_test_", "whsec_")),
+    _rule("aws-access-key-id", AWS_ACCESS_KEY_ID, ("akia", "asia", "abia", "acca", "a3t")),
+    _rule("aws-secret-access-key", AWS_SECRET_ACCESS_KEY, ("secret",), keep=True),
+    _rule("google-api-key", GOOGLE_API_KEY, ("aiza",)),
+    _rule("google-oauth", GOOGLE_OAUTH, ("ya29.", "gocspx-")),
+    _rule("npm-token", NPM, ("npm_",)),
+    _rule("pypi-token", PYPI, ("pypi-ag",)),
+    _rule("telegram-bot-token", TELEGRAM_BOT, (":aa",)),
+    _rule("jwt", JWT, ("eyj",)),
+    _rule("authorization", AUTHORIZATION_WITH_SCHEME, ("authorization",), keep=True),
+    _rule("authorization", AUTHORIZATION_BARE, ("authorization",), keep=True),
+    _rule("bearer-token", BEARER, ("bearer",), keep=True),
+    _rule(
+        "api-key-header",
+        API_KEY_HEADER,
+        ("api-key", "auth-token", "access-token", "subscription-key", "private-token"),
+        keep=True,
+    ),
+    _after(
+        "database-url",
+        DATABASE_URL,
+        (
+            "postgres",
+            "mysql",
+            "mariadb",
+            "mongodb",
+            "redis",
+            "amqp",
+            "mssql",
+            "sqlserver",
+            "oracle",
+            "cockroachdb",
+            "clickhouse",
+            "couchdb",
+            "neo4j",
+            "bolt",
+            "memcached",
+        ),
+        "@",
+    ),
+    _after("url-credentials", URL_USERINFO, ("://", ":\\/\\/"), "@"),
+    _rule("assignment", ASSIGNMENT, _ASSIGNMENT_KEYWORDS, keep=True),
+)
+"""Every built-in rule, in the order the engine applies them."""
