@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +29,10 @@ SECRET_KEY_NAME = re.compile(
 )
 """A mapping key (in metadata or model configuration) whose value is a secret as a whole."""
 KEYED_VALUE_RULE = "assignment"
+
+
+OnRedaction = Callable[[str, "re.Match[str]"], None]
+"""Called with the rule name and the match, for each secret found."""
 
 
 class InvalidRedactionRule(ValueError):
@@ -55,8 +59,16 @@ def _compile(rule: RedactionRule) -> _CompiledRule:
         name=rule.name,
         regex=regex,
         replacement=rule.replacement,
-        keywords=tuple(keyword.lower() for keyword in rule.keywords),
+        keywords=tuple(dict.fromkeys(keyword.lower() for keyword in rule.keywords)),
     )
+
+
+def _reporting(rule: _CompiledRule, on_redaction: OnRedaction) -> Callable[[re.Match[str]], str]:
+    def replace(match: re.Match[str]) -> str:
+        on_redaction(rule.name, match)
+        return match.expand(rule.replacement)
+
+    return replace
 
 
 class Redactor:
@@ -87,18 +99,30 @@ class Redactor:
         """Redactions made so far, all rules together."""
         return sum(self._counts.values())
 
-    def redact_text(self, text: str) -> str:
-        """``text`` with every secret replaced by its rule's marker."""
+    def redact_text(self, text: str, on_redaction: OnRedaction | None = None) -> str:
+        """``text`` with every secret replaced by its rule's marker.
+
+        ``on_redaction(rule_name, match)``, when given, is called for each secret found, with
+        the match in the text as it stood when that rule ran (for reviews such as the bench's
+        ``--verbose`` listing; slower, since every match then goes through Python).
+        """
         if not text:
             return text
+        # Keywords are looked for in the text as given, not after earlier substitutions: a
+        # substitution only removes text and adds markers, which no rule matches, so this
+        # stays a correct pre-filter (at worst a regex runs and finds nothing).
         lowered = text.lower()
         for rule in self._compiled:
-            if rule.keywords and not any(keyword in lowered for keyword in rule.keywords):
-                continue
-            # ``lowered`` is not refreshed after a substitution: a substitution only removes
-            # text and adds markers, which no rule matches, so a stale view is still a correct
-            # pre-filter (at worst a regex runs and finds nothing).
-            text, found = rule.regex.subn(rule.replacement, text)
+            if rule.keywords:
+                for keyword in rule.keywords:
+                    if keyword in lowered:
+                        break
+                else:
+                    continue
+            if on_redaction is None:
+                text, found = rule.regex.subn(rule.replacement, text)
+            else:
+                text, found = rule.regex.subn(_reporting(rule, on_redaction), text)
             if found:
                 self._counts[rule.name] += found
         return text

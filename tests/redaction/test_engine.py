@@ -126,3 +126,11 @@ def test_rules_sharing_a_name_add_up_in_counts() -> None:
 
 def test_empty_text_is_returned_unchanged() -> None:
     assert Redactor().redact_text("") == ""
+
+
+def test_on_redaction_reports_each_match_and_gives_the_same_text() -> None:
+    text = f"a {s.NPM} b password={s.PASSWORD} c"
+    seen: list[tuple[str, str]] = []
+    reported = Redactor().redact_text(text, lambda rule, match: seen.append((rule, match[0])))
+    assert reported == Redactor().redact_text(text)
+    assert seen == [("npm-token", s.NPM), ("assignment", f"password={s.PASSWORD}")]
