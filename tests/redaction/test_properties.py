@@ -107,3 +107,11 @@ def test_a_delimited_token_never_survives(
 ) -> None:
     out = Redactor().redact_text(before + left + token + right + after)
     assert token not in out
+
+
+def test_a_marker_ending_in_a_key_word_does_not_become_a_key() -> None:
+    # Found by the idempotence property: "…slack-token]" followed by ":AA…" once read as an
+    # assignment to the key "token".
+    redactor = Redactor()
+    once = redactor.redact_text("xoxb-sk-123456789:AA123456789:AA")
+    assert redactor.redact_text(once) == once
