@@ -30,7 +30,9 @@ from hermes_core.store.store import STATE_DB_NAME, SessionStore
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d", "e", "s")
+FIGURES = ("a", "b", "c", "d", "e", "s", "r")
+STANDALONE_FIGURES = frozenset({"r"})
+"""Figures that need neither the session corpus nor a store."""
 TRIGGER_CONTEXT_MAX = 100_000
 """The trigger-based loader (context only) runs at sizes up to this many messages."""
 CLI_STORE_SESSIONS = 50
@@ -67,7 +69,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--messages",
         help="comma-separated corpus sizes in messages (multiples of 100); default 100000,1000000",
     )
-    parser.add_argument("--only", help="comma-separated figures out of a,b,c,d,e,s (default all)")
+    parser.add_argument("--only", help="comma-separated figures out of a,b,c,d,e,s,r (default all)")
     parser.add_argument(
         "--workdir",
         type=Path,
@@ -78,6 +80,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--appends", type=int, help="single appends timed by (b)")
     parser.add_argument("--startup-runs", type=int, help="runs of each command timed by (c)")
     parser.add_argument("--search-repeats", type=int, help="runs of each query timed by (s)")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="(r): list every redaction made on the real logs and every planted secret missed",
+    )
     args = parser.parse_args(argv)
     if args.messages:
         args.sizes = sorted({int(part) for part in args.messages.split(",") if part.strip()})
@@ -106,6 +113,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"sqlite={sqlite3.sqlite_version}",
         note=f"workdir {workdir}",
     )
+    if "r" in args.figures:
+        redaction_figures(args.seed, args.verbose)
+    if not args.figures - STANDALONE_FIGURES:
+        return 0
     largest = max(args.sizes)
     started = time.perf_counter()
     corpus = CorpusFile.ensure(workdir, args.seed, largest // MESSAGES_PER_SESSION)
@@ -397,3 +408,72 @@ def search_figures(db_path: Path, seed: int, repeats: int, label: str) -> None:
         "ms",
         "context: FTS5 ORDER BY rank LIMIT 20 for `the`, what discovery never does",
     )
+
+
+def redaction_figures(seed: int, verbose: bool) -> None:
+    from bench.redaction.measure import run_redaction_bench
+
+    started = time.perf_counter()
+    found = run_redaction_bench(seed)
+    context(
+        f"(r) planted corpus: {found.overall[1]} secrets in {found.corpus_bytes / 1e6:.1f} MB; "
+        f"real logs: {found.fixture_files} files, {found.fixture_bytes / 1e6:.2f} MB; "
+        f"{time.perf_counter() - started:.0f} s wall"
+    )
+    for category, (caught, planted) in found.recall.items():
+        emit(f"redaction_recall_{category}", f"{caught}/{planted}", "secrets")
+    caught, planted = found.overall
+    emit(
+        "redaction_recall",
+        f"{caught / planted * 100:.2f}",
+        "%",
+        f"target ≥ 99 %; {caught}/{planted} planted secrets gone from the output",
+    )
+    if found.fixture_bytes:
+        per_100k = len(found.findings) / (found.fixture_bytes / 100_000)
+        rules = ", ".join(
+            f"{rule} {count}"
+            for rule, count in sorted(
+                {
+                    f.rule: sum(1 for g in found.findings if g.rule == f.rule)
+                    for f in found.findings
+                }.items()
+            )
+        )
+        emit(
+            "redaction_false_positives",
+            f"{per_100k:.2f}",
+            "per 100 kB",
+            f"target ≤ 1; {len(found.findings)} redactions on the real logs"
+            + (f" ({rules}; --verbose lists them)" if rules else ""),
+        )
+        emit(
+            "redaction_throughput_real_logs",
+            f"{found.fixture_mb_s:.1f}",
+            "MB/s",
+            "target ≥ 5; one redact_text call per JSONL line",
+        )
+    else:
+        emit("redaction_false_positives", "unavailable: ../shared/fixtures is absent")
+    emit(
+        "redaction_throughput_planted",
+        f"{found.corpus_mb_s:.1f}",
+        "MB/s",
+        "target ≥ 5; one redact_text call per planted document",
+    )
+    worst = min(found.hostile_mb_s, key=found.hostile_mb_s.__getitem__)
+    emit(
+        "redaction_throughput_hostile_min",
+        f"{found.hostile_mb_s[worst]:.1f}",
+        "MB/s",
+        f"context: slowest of {len(found.hostile_mb_s)} hostile 100 kB inputs ({worst}); "
+        + ", ".join(f"{name} {rate:.1f}" for name, rate in found.hostile_mb_s.items()),
+    )
+    if verbose:
+        for finding in found.findings:
+            context(
+                f"redacted [{finding.rule}] {finding.where}: "
+                f"{finding.before!r} ⟨{finding.secret_shape}⟩ {finding.after!r}"
+            )
+        for category, where, around in found.misses:
+            context(f"missed [{category}] {where}: {around!r}")
