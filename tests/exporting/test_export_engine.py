@@ -107,7 +107,7 @@ def test_files_are_created_0600_whatever_the_umask(tmp_path):
     written = tmp_path / "out" / "nested" / "a.md"
     assert stat.S_IMODE(written.stat().st_mode) == 0o600
     assert stat.S_IMODE(written.parent.stat().st_mode) == 0o700
-    assert sink.written == [written]
+    assert (sink.files_written, sink.last_written) == (1, written)
 
 
 def test_a_failed_write_leaves_the_previous_file_and_no_temporary_file(tmp_path):
@@ -119,7 +119,7 @@ def test_a_failed_write_leaves_the_previous_file_and_no_temporary_file(tmp_path)
         raise RuntimeError("disk gone")
     assert target.read_bytes() == b"the old backup\n"
     assert [p.name for p in tmp_path.iterdir()] == ["backup.jsonl"]
-    assert sink.written == []
+    assert sink.files_written == 0
 
 
 def test_an_abandoned_handle_never_replaces_the_file(tmp_path):
