@@ -19,6 +19,7 @@ from pathlib import Path
 
 from bench.corpus import CJK_SHORT_TERM, CJK_TERM, MESSAGES_PER_SESSION
 from bench.corpusfile import CorpusFile, CorpusTruth, generator_hash
+from bench.exporting import ensure_rss_store, run_memory, run_throughput, scratch_folder
 from bench.footprint import measure
 from bench.ingest import build_store_untimed, corpus_messages, fresh_home, run_ingest
 from bench.latency import live_messages, run_latency
@@ -30,7 +31,7 @@ from hermes_core.store.store import STATE_DB_NAME, SessionStore
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d", "e", "s", "r")
+FIGURES = ("a", "b", "c", "d", "e", "s", "r", "x")
 STANDALONE_FIGURES = frozenset({"r"})
 """Figures that need neither the session corpus nor a store."""
 TRIGGER_CONTEXT_MAX = 100_000
@@ -69,7 +70,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--messages",
         help="comma-separated corpus sizes in messages (multiples of 100); default 100000,1000000",
     )
-    parser.add_argument("--only", help="comma-separated figures out of a,b,c,d,e,s,r (default all)")
+    parser.add_argument(
+        "--only", help="comma-separated figures out of a,b,c,d,e,s,r,x (default all)"
+    )
     parser.add_argument(
         "--workdir",
         type=Path,
@@ -130,6 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         needs_store = (
             "d" in args.figures
             or "e" in args.figures
+            or "x" in args.figures
             or (bool({"b", "s"} & args.figures) and size == largest)
         )
         if needs_store and not _store_complete(root / "store"):
@@ -150,6 +154,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             search_figures(
                 root / "store" / STATE_DB_NAME, args.seed, args.search_repeats, size_label(size)
             )
+        if "x" in args.figures:
+            export_figures(root / "store", workdir, size_label(size))
+    if "x" in args.figures:
+        export_memory_figures(workdir, args.seed)
     if "c" in args.figures:
         startup_figures(corpus, workdir, args.startup_runs)
     return 0
@@ -477,3 +485,38 @@ def redaction_figures(seed: int, verbose: bool) -> None:
             )
         for category, where, around in found.misses:
             context(f"missed [{category}] {where}: {around!r}")
+
+
+def export_figures(home: Path, workdir: Path, label: str) -> None:
+    scratch = scratch_folder(workdir)
+    try:
+        found = run_throughput(home, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for figure in found:
+        emit(
+            f"export_mbps_{figure.format}_{label}",
+            f"{figure.mb_per_second:.1f}",
+            "MB/s",
+            f"context: {figure.bytes_written / 1e6:.0f} MB in {figure.files} file(s) for "
+            f"{figure.sessions} sessions in {figure.seconds:.1f} s, no redaction, best of 2",
+        )
+
+
+def export_memory_figures(workdir: Path, seed: int) -> None:
+    started = time.perf_counter()
+    home = ensure_rss_store(workdir, seed)
+    context(f"(x) the 10k-session export store is ready in {time.perf_counter() - started:.0f} s")
+    scratch = scratch_folder(workdir)
+    try:
+        found = run_memory(home, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for figure in found:
+        emit(
+            f"export_rss_ratio_{figure.format}",
+            f"{figure.ratio:.3f}",
+            "10k/1k sessions",
+            f"target ≤ 1.2; peak RSS {figure.large_kb / 1024:.0f} MiB for 10,000 sessions, "
+            f"{figure.small_kb / 1024:.0f} MiB for 1,000 (fresh process each)",
+        )
