@@ -9,6 +9,7 @@ import typer
 
 from . import (
     demo_command,
+    export_commands,
     lifecycle_commands,
     maintenance_commands,
     plugins_command,
@@ -76,6 +77,7 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
     maintenance_commands.register(sessions)
     lifecycle_commands.register(sessions)
     search_commands.register(sessions)
+    export_commands.register(sessions)
     app.add_typer(sessions, name="sessions")
     plugins_command.register(app)
     demo_command.register(app)
