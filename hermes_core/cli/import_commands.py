@@ -53,7 +53,7 @@ def register(sessions: typer.Typer) -> None:
         paths: Annotated[
             list[Path] | None,
             typer.Argument(
-                metavar="[PATH]...",
+                metavar="PATH",
                 help="Log files to import, or folders to import every log under.",
             ),
         ] = None,
