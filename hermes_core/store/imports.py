@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from hermes_hookspecs import Message, ParentKind
 
-from . import rowwrites
+from . import fulltext, rowwrites
 from .connection import write_transaction
 
 ImportState = Literal["importing", "done"]
@@ -262,3 +262,32 @@ def discard_partial_import(connection: sqlite3.Connection, record: ImportFileRec
             deleted = rowwrites.delete_sessions(db, doomed)
         db.execute("DELETE FROM import_files WHERE path = ?", (record.path,))
     return deleted
+
+
+def last_message_id(connection: sqlite3.Connection, session_id: str) -> int:
+    """The id of the session's newest message (0 when it has none)."""
+    row = connection.execute(
+        "SELECT coalesce(max(id), 0) FROM messages WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return int(row[0])
+
+
+def discard_messages_after(
+    connection: sqlite3.Connection, session_id: str, last_kept_id: int
+) -> int:
+    """Undo an append that failed half-way: delete the session's messages newer than
+    ``last_kept_id`` (with their index rows) and recount its counters. Returns how many
+    messages went."""
+    where = "session_id = ? AND id > ?"
+    with write_transaction(connection) as db:
+        fulltext.unindex_messages(db, where, [session_id, last_kept_id])
+        removed = db.execute(f"DELETE FROM messages WHERE {where}", (session_id, last_kept_id))
+        db.execute(
+            "UPDATE sessions SET "
+            "message_count = (SELECT count(*) FROM messages WHERE session_id = sessions.id), "
+            "tool_call_count = (SELECT coalesce(sum(json_array_length(tool_calls)), 0) "
+            "  FROM messages WHERE session_id = sessions.id AND tool_calls IS NOT NULL) "
+            "WHERE id = ?",
+            (session_id,),
+        )
+    return removed.rowcount
