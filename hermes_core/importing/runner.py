@@ -34,7 +34,10 @@ from hermes_core.store.imports import (
     discard_partial_import,
     last_message_id,
     load_import_files,
+    mark_append,
+    pending_appends,
     session_of_foreign_id,
+    undo_pending_append,
     update_import_file,
 )
 
@@ -54,6 +57,7 @@ class ImportRun:
         self._connection = connection
         self._clock = clock
         self.records: dict[str, ImportFileRecord] = load_import_files(connection)
+        self._unfinished_appends = pending_appends(connection)
 
     def bookkeeping_key(self, path: Path) -> str:
         """The key a file is remembered by: its absolute path (symlinks not resolved, so a
@@ -78,6 +82,9 @@ class ImportRun:
             stamp = stamp_of(path)
         except OSError as error:
             return _unreadable(path, importer, error)
+        if key in self._unfinished_appends:  # a process died while appending to it
+            session_id, last_id = self._unfinished_appends.pop(key)
+            undo_pending_append(self._connection, key, session_id, last_id)
         record = self.records.get(key)
         change = compare(stamp, record)
         if record is not None and change is Change.UNCHANGED:
@@ -224,6 +231,7 @@ class ImportRun:
         cursor = record.cursor
         appended = 0
         kept = last_message_id(self._connection, record.session_id)
+        mark_append(self._connection, key, record.session_id, kept)
         try:
             sessions = iter(importer.read(path, record.cursor))
             first = next(sessions, None)

@@ -57,17 +57,7 @@ def test_a_writer_killed_mid_import_leaves_no_duplicate(tmp_path: Path) -> None:
         records.append(reply(f"a{turn}", turn % 60, text(f"answer {turn}"), message_id=f"m{turn}"))
     path = write(tmp_path / f"{SESSION}.jsonl", lines(*records))
     home = tmp_path / "home"
-    child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(home), str(path)], stdout=subprocess.PIPE, text=True
-    )
-    try:
-        assert child.stdout is not None
-        assert child.stdout.readline().strip() == "STALLED"
-        child.send_signal(signal.SIGKILL)
-    finally:
-        child.wait(timeout=30)
-    assert child.returncode == -signal.SIGKILL  # the kill happened mid-import
-
+    kill_mid_import(home, path)
     connection = sqlite3.connect(home / "state.db")
     assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     connection.close()
@@ -80,6 +70,43 @@ def test_a_writer_killed_mid_import_leaves_no_duplicate(tmp_path: Path) -> None:
         assert outcome.status is FileStatus.IMPORTED
         [row] = store.connection.execute("SELECT id, message_count FROM sessions").fetchall()
         assert row == (outcome.session_id, 2 * TURNS)
+
+
+def kill_mid_import(home: Path, path: Path) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(home), str(path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "STALLED"
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL  # the kill happened mid-import
+
+
+@pytest.mark.slow
+def test_a_writer_killed_mid_append_leaves_no_duplicate_turns(tmp_path: Path) -> None:
+    path = write(tmp_path / f"{SESSION}.jsonl", GOOD)
+    home = tmp_path / "home"
+    with SessionStore.open(home) as store:
+        session_id = ImportRun(store.connection).import_file(path, IMPORTER).session_id
+    records = []
+    for turn in range(TURNS):
+        records.append(prompt(f"v{turn}", turn % 60, f"later question {turn}"))
+        records.append(
+            reply(f"b{turn}", turn % 60, text(f"later answer {turn}"), message_id=f"n{turn}")
+        )
+    with open(path, "ab") as handle:
+        handle.write(lines(*records))
+    kill_mid_import(home, path)
+    with SessionStore.open(home) as store:
+        assert store.get_session(session_id or "").message_count > 2  # a batch got in
+        outcome = ImportRun(store.connection).import_file(path, IMPORTER)
+        assert outcome.status is FileStatus.APPENDED
+        contents = [m.content for m in store.messages(session_id or "")]
+        assert len(contents) == 2 + 2 * TURNS == len(set(contents))
+        assert store.get_session(session_id or "").message_count == 2 + 2 * TURNS
 
 
 GOOD = lines(prompt("u1", 1, "Question"), reply("a1", 2, text("Answer."), message_id="m1"))
