@@ -9,6 +9,7 @@ import typer
 
 from . import (
     demo_command,
+    export_commands,
     import_commands,
     lifecycle_commands,
     maintenance_commands,
@@ -77,6 +78,7 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
     maintenance_commands.register(sessions)
     lifecycle_commands.register(sessions)
     search_commands.register(sessions)
+    export_commands.register(sessions)
     import_commands.register(sessions)
     app.add_typer(sessions, name="sessions")
     plugins_command.register(app)
