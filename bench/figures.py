@@ -19,6 +19,7 @@ from pathlib import Path
 
 from bench.corpus import CJK_SHORT_TERM, CJK_TERM, MESSAGES_PER_SESSION
 from bench.corpusfile import CorpusFile, CorpusTruth, generator_hash
+from bench.exporting import ensure_rss_store, run_memory, run_throughput, scratch_folder
 from bench.footprint import measure
 from bench.importing import FULL as IMPORT_FULL
 from bench.importing import MB, ensure_tree, measure_bulk, measure_rescan, single_file
@@ -33,7 +34,9 @@ from hermes_core.store.store import STATE_DB_NAME, SessionStore
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d", "e", "i", "s")
+FIGURES = ("a", "b", "c", "d", "e", "i", "s", "r", "x")
+STANDALONE_FIGURES = frozenset({"i", "r"})
+"""Figures that need neither the session corpus nor a store."""
 TRIGGER_CONTEXT_MAX = 100_000
 """The trigger-based loader (context only) runs at sizes up to this many messages."""
 CLI_STORE_SESSIONS = 50
@@ -70,7 +73,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--messages",
         help="comma-separated corpus sizes in messages (multiples of 100); default 100000,1000000",
     )
-    parser.add_argument("--only", help="comma-separated figures out of a,b,c,d,e,i,s (default all)")
+    parser.add_argument(
+        "--only", help="comma-separated figures out of a,b,c,d,e,i,s,r,x (default all)"
+    )
     parser.add_argument(
         "--workdir",
         type=Path,
@@ -81,6 +86,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--appends", type=int, help="single appends timed by (b)")
     parser.add_argument("--startup-runs", type=int, help="runs of each command timed by (c)")
     parser.add_argument("--search-repeats", type=int, help="runs of each query timed by (s)")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="(r): list every redaction made on the real logs and every planted secret missed",
+    )
     args = parser.parse_args(argv)
     if args.messages:
         args.sizes = sorted({int(part) for part in args.messages.split(",") if part.strip()})
@@ -111,8 +121,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if "i" in args.figures:
         import_figures(workdir, args.seed, args.quick)
-        if args.figures == {"i"}:
-            return 0  # the import figures need no message corpus
+    if "r" in args.figures:
+        redaction_figures(args.seed, args.verbose)
+    if not args.figures - STANDALONE_FIGURES:
+        return 0
     largest = max(args.sizes)
     started = time.perf_counter()
     corpus = CorpusFile.ensure(workdir, args.seed, largest // MESSAGES_PER_SESSION)
@@ -126,6 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         needs_store = (
             "d" in args.figures
             or "e" in args.figures
+            or "x" in args.figures
             or (bool({"b", "s"} & args.figures) and size == largest)
         )
         if needs_store and not _store_complete(root / "store"):
@@ -146,6 +159,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             search_figures(
                 root / "store" / STATE_DB_NAME, args.seed, args.search_repeats, size_label(size)
             )
+        if "x" in args.figures:
+            export_figures(root / "store", workdir, size_label(size))
+    if "x" in args.figures:
+        export_memory_figures(workdir, args.seed)
     if "c" in args.figures:
         startup_figures(corpus, workdir, args.startup_runs)
     return 0
@@ -458,3 +475,107 @@ def import_figures(workdir: Path, seed: int, quick: bool) -> None:
         emit("import", f"unavailable: {error}", note="figure (i)")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def redaction_figures(seed: int, verbose: bool) -> None:
+    from bench.redaction.measure import run_redaction_bench
+
+    started = time.perf_counter()
+    found = run_redaction_bench(seed)
+    context(
+        f"(r) planted corpus: {found.overall[1]} secrets in {found.corpus_bytes / 1e6:.1f} MB; "
+        f"real logs: {found.fixture_files} files, {found.fixture_bytes / 1e6:.2f} MB; "
+        f"{time.perf_counter() - started:.0f} s wall"
+    )
+    for category, (caught, planted) in found.recall.items():
+        emit(f"redaction_recall_{category}", f"{caught}/{planted}", "secrets")
+    caught, planted = found.overall
+    emit(
+        "redaction_recall",
+        f"{caught / planted * 100:.2f}",
+        "%",
+        f"target ≥ 99 %; {caught}/{planted} planted secrets gone from the output",
+    )
+    if found.fixture_bytes:
+        per_100k = len(found.findings) / (found.fixture_bytes / 100_000)
+        rules = ", ".join(
+            f"{rule} {count}"
+            for rule, count in sorted(
+                {
+                    f.rule: sum(1 for g in found.findings if g.rule == f.rule)
+                    for f in found.findings
+                }.items()
+            )
+        )
+        emit(
+            "redaction_false_positives",
+            f"{per_100k:.2f}",
+            "per 100 kB",
+            f"target ≤ 1; {len(found.findings)} redactions on the real logs"
+            + (f" ({rules}; --verbose lists them)" if rules else ""),
+        )
+        emit(
+            "redaction_throughput_real_logs",
+            f"{found.fixture_mb_s:.1f}",
+            "MB/s",
+            "target ≥ 5; one redact_text call per JSONL line",
+        )
+    else:
+        emit("redaction_false_positives", "unavailable: ../shared/fixtures is absent")
+    emit(
+        "redaction_throughput_planted",
+        f"{found.corpus_mb_s:.1f}",
+        "MB/s",
+        "target ≥ 5; one redact_text call per planted document",
+    )
+    worst = min(found.hostile_mb_s, key=found.hostile_mb_s.__getitem__)
+    emit(
+        "redaction_throughput_hostile_min",
+        f"{found.hostile_mb_s[worst]:.1f}",
+        "MB/s",
+        f"context: slowest of {len(found.hostile_mb_s)} hostile 100 kB inputs ({worst}); "
+        + ", ".join(f"{name} {rate:.1f}" for name, rate in found.hostile_mb_s.items()),
+    )
+    if verbose:
+        for finding in found.findings:
+            context(
+                f"redacted [{finding.rule}] {finding.where}: "
+                f"{finding.before!r} ⟨{finding.secret_shape}⟩ {finding.after!r}"
+            )
+        for category, where, around in found.misses:
+            context(f"missed [{category}] {where}: {around!r}")
+
+
+def export_figures(home: Path, workdir: Path, label: str) -> None:
+    scratch = scratch_folder(workdir)
+    try:
+        found = run_throughput(home, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for figure in found:
+        emit(
+            f"export_mbps_{figure.format}_{label}",
+            f"{figure.mb_per_second:.1f}",
+            "MB/s",
+            f"context: {figure.bytes_written / 1e6:.0f} MB in {figure.files} file(s) for "
+            f"{figure.sessions} sessions in {figure.seconds:.1f} s, no redaction, best of 2",
+        )
+
+
+def export_memory_figures(workdir: Path, seed: int) -> None:
+    started = time.perf_counter()
+    home = ensure_rss_store(workdir, seed)
+    context(f"(x) the 10k-session export store is ready in {time.perf_counter() - started:.0f} s")
+    scratch = scratch_folder(workdir)
+    try:
+        found = run_memory(home, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for figure in found:
+        emit(
+            f"export_rss_ratio_{figure.format}",
+            f"{figure.ratio:.3f}",
+            "10k/1k sessions",
+            f"target ≤ 1.2; peak RSS {figure.large_kb / 1024:.0f} MiB for 10,000 sessions, "
+            f"{figure.small_kb / 1024:.0f} MiB for 1,000 (fresh process each)",
+        )

@@ -55,10 +55,15 @@ class ExportReport:
 
     layout: ExportLayout
     files: list[ExportedFile] = field(default_factory=list)
-    """Every file written, with absolute paths."""
+    """Every file written, as the exporter reported it (a path relative to the destination
+    folder, or absolute); :meth:`absolute` resolves one."""
     sessions_written: int = 0
     manifest: Path | None = None
     deleted: list[str] = field(default_factory=list)
+
+    def absolute(self, exported: ExportedFile) -> ExportedFile:
+        """``exported`` with its path made absolute against this export's destination."""
+        return _absolute(self.layout, exported)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,10 +178,9 @@ def _export(
         result = plan.exporter.export(records, sink, options)
     except OSError as error:
         raise ExportError(f"the {plan.request.format} export failed: {error}") from error
-    files = [_absolute(layout, exported) for exported in result.files]
     if layout.mode == "stdout":
         return []
-    return files
+    return result.files
 
 
 def _redactor(plan: ExportPlan, host: PluginHost) -> RecordRedactor | None:
@@ -264,7 +268,8 @@ def export_each(plan: ExportPlan, store: SessionStore, host: PluginHost) -> Veri
         exported_messages[target] = len(record.messages)
         if redact is not None:
             record = redact(record)
-        report.files.extend(_export(plan, plan.layout, iter([record]), options))
+        for exported in _export(plan, plan.layout, iter([record]), options):
+            report.files.append(report.absolute(exported))
         report.sessions_written += 1
     report.manifest = _maybe_manifest(plan, plan.layout, report.files, {})
     return VerifiedExport(session_id, exported_messages, report)

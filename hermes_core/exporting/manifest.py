@@ -2,15 +2,15 @@
 
 Each line holds the file's path relative to the manifest, the format, the session ids it
 holds, the ids of the lineage it covers, its message count, its SHA-256 and when it was
-written. Exporting again into the same folder replaces the lines of rewritten files and keeps
-the others; the manifest itself is written atomically.
+written. Exporting again into the same folder puts the lines of the files just written first and keeps
+the lines of the others after them; the manifest itself is written atomically.
 """
 
 from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,25 +46,29 @@ def manifest_entry(
     }
 
 
-def read_manifest(directory: Path) -> list[dict[str, Any]]:
-    """The entries of ``directory``'s manifest (none when absent); malformed lines are skipped."""
+def _manifest_lines(directory: Path) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(raw line, entry) for every well-formed line of ``directory``'s manifest."""
     path = directory / MANIFEST_NAME
     if not path.is_file():
-        return []
-    entries: list[dict[str, Any]] = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-            entries.append(entry)
-    return entries
+        return
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+                yield line.rstrip("\n"), entry
+
+
+def read_manifest(directory: Path) -> list[dict[str, Any]]:
+    """The entries of ``directory``'s manifest (none when absent); malformed lines are skipped."""
+    return [entry for _, entry in _manifest_lines(directory)]
 
 
 def write_manifest(
     directory: Path,
-    files: Sequence[ExportedFile],
+    files: Iterable[ExportedFile],
     *,
     format_name: str,
     lineage_of: Mapping[str, Sequence[str]],
@@ -73,27 +77,31 @@ def write_manifest(
     """Record ``files`` in ``directory/manifest.jsonl`` and return its path.
 
     ``lineage_of`` maps a session id to the lineage ids its file covers (a file holding
-    sessions not in it lists its own session ids).
+    sessions not in it lists its own session ids). Lines are streamed to the new manifest, so
+    only the set of rewritten paths is held, however many files there are.
     """
     moment = time.time() if exported_at is None else exported_at
-    fresh = []
-    for exported in files:
-        lineage: list[str] = []
-        for session_id in exported.session_ids:
-            lineage.extend(lineage_of.get(session_id, (session_id,)))
-        fresh.append(
-            manifest_entry(
+    target = directory / MANIFEST_NAME
+    rewritten: set[str] = set()
+    with AtomicFile(target) as out:
+        for exported in files:
+            lineage: list[str] = []
+            for session_id in exported.session_ids:
+                lineage.extend(lineage_of.get(session_id, (session_id,)))
+            entry = manifest_entry(
                 directory,
                 exported,
                 format_name=format_name,
                 lineage_ids=list(dict.fromkeys(lineage)),
                 exported_at=moment,
             )
-        )
-    rewritten = {entry["path"] for entry in fresh}
-    kept = [entry for entry in read_manifest(directory) if entry["path"] not in rewritten]
-    target = directory / MANIFEST_NAME
-    with AtomicFile(target) as out:
-        for entry in [*kept, *fresh]:
-            out.write(json.dumps(entry, sort_keys=True, ensure_ascii=False).encode() + b"\n")
+            rewritten.add(entry["path"])
+            out.write(_encoded(entry))
+        for line, entry in _manifest_lines(directory):
+            if entry["path"] not in rewritten:
+                out.write(line.encode("utf-8") + b"\n")
     return target
+
+
+def _encoded(entry: dict[str, Any]) -> bytes:
+    return json.dumps(entry, sort_keys=True, ensure_ascii=False).encode("utf-8") + b"\n"

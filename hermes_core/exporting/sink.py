@@ -121,8 +121,9 @@ class FileSink:
     ``mode`` ``file``: every ``open_binary`` call opens ``destination`` itself (the name is the
     exporter's choice for a directory layout and is ignored), and only one file may be opened.
     ``mode`` ``directory``: ``open_binary(name)`` opens ``destination/name``; a name that is
-    absolute, climbs with ``..`` or holds a NUL is refused. ``written`` lists every file
-    completed so far, in order.
+    absolute, climbs with ``..`` or holds a NUL is refused. ``files_written`` counts the files
+    completed so far and ``last_written`` names the latest (a count, not a list: an export of
+    many sessions must not grow with them).
     """
 
     def __init__(self, mode: SinkMode, destination: Path | None = None) -> None:
@@ -130,7 +131,8 @@ class FileSink:
             raise ValueError(f"a {mode} sink needs a destination")
         self.mode: SinkMode = mode
         self._destination = destination
-        self.written: list[Path] = []
+        self.files_written = 0
+        self.last_written: Path | None = None
 
     @property
     def destination(self) -> Path | None:
@@ -143,7 +145,7 @@ class FileSink:
             return io.BufferedWriter(cast(Any, _StreamRaw(_stdout_binary())))
         assert self._destination is not None
         if self.mode == "file":
-            if self.written:
+            if self.files_written:
                 raise ExportError(
                     f"{self._destination} is one file but this export writes several; "
                     "give a directory as OUTPUT"
@@ -154,23 +156,24 @@ class FileSink:
         try:
             # Folders the export creates hold transcripts: private like the files.
             target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            handle = _RecordingAtomicFile(target, self.written)
+            handle = _RecordingAtomicFile(target, self)
         except OSError as error:
             raise ExportError(f"cannot write {target}: {error.strerror or error}") from error
         return handle
 
 
 class _RecordingAtomicFile(AtomicFile):
-    def __init__(self, target: Path, written: list[Path]) -> None:
+    def __init__(self, target: Path, sink: FileSink) -> None:
         super().__init__(target)
-        self._written = written
+        self._sink = sink
 
     def close(self) -> None:
         already = self.closed
         discarded = self._discard
         super().close()
         if not already and not discarded:
-            self._written.append(self.target)
+            self._sink.files_written += 1
+            self._sink.last_written = self.target
 
 
 def checked_relative_name(name: str) -> Path:

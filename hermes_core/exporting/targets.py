@@ -11,9 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from hermes_hookspecs import Session
-
-from hermes_core.selection.filters import SessionFilter
+from hermes_core.selection.filters import SessionFilter, build_where
 from hermes_core.store import SessionStore
 
 from .lineage import compression_lineage, compression_root
@@ -35,16 +33,27 @@ class ExportTargets:
         """Exactly one session (or one lineage) is exported."""
         return self.kind in ("single", "latest")
 
-    def sessions(self, store: SessionStore) -> Iterator[Session]:
-        """The selected sessions, oldest activity first, streamed from the store."""
+    def session_ids(self, store: SessionStore) -> Iterator[str]:
+        """The selected session ids, streamed from the store.
+
+        Bulk selections come in order of start time, so a parent is exported before its
+        delegates and continuations: a backup then restores its lineage links in one pass.
+        """
         if self.kind == "single":
             assert self.session_id is not None
-            yield store.get_session(self.session_id)
+            yield self.session_id
             return
         if self.kind == "latest":
-            yield from store.iter_selected(self.selection, newest_first=True, limit=1)
+            for session in store.iter_selected(self.selection, newest_first=True, limit=1):
+                yield session.id
             return
-        yield from store.iter_selected(self.selection, newest_first=False)
+        where, params = build_where(self.selection)
+        cursor = store.connection.execute(
+            f"SELECT s.id FROM sessions s WHERE {where} ORDER BY s.started_at, s.id", params
+        )
+        while rows := cursor.fetchmany(500):
+            for row in rows:
+                yield str(row[0])
 
     def groups(self, store: SessionStore, lineage: LineageMode) -> Iterator[tuple[str, ...]]:
         """The session ids of each record to export, in order.
@@ -53,15 +62,15 @@ class ExportTargets:
         lineage, oldest first, once per lineage however many of its sessions matched.
         """
         seen_roots: set[str] = set()
-        for session in self.sessions(store):
+        for session_id in self.session_ids(store):
             if lineage == "single":
-                yield (session.id,)
+                yield (session_id,)
                 continue
-            root = compression_root(store.connection, session.id)
+            root = compression_root(store.connection, session_id)
             if root in seen_roots:
                 continue
             seen_roots.add(root)
-            yield tuple(compression_lineage(store.connection, session.id))
+            yield tuple(compression_lineage(store.connection, session_id))
 
 
 def resolve_targets(

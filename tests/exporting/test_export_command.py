@@ -420,3 +420,12 @@ def test_yaml_front_matter_of_md_parses(home, tmp_path):
     [document] = tmp_path.glob("*.md")
     meta = yaml.safe_load(document.read_text(encoding="utf-8").split("---\n")[1])
     assert meta["cwd"] == "/tmp/x: y" and meta["message_count"] == 2
+
+
+def test_bulk_exports_parents_before_their_delegates_whatever_their_activity(home):
+    with SessionStore.open(home) as store:
+        parent = make(store, title="long parent", days_ago=3)
+        child = make(store, parent_session_id=parent, parent_kind="delegate", days_ago=2.5)
+        store.append_messages(parent, [Message("user", "much later", timestamp=4e9)])
+    result = invoke(host(), home, "sessions", "export", "-")
+    assert [json.loads(x)["session"]["id"] for x in result.stdout.splitlines()] == [parent, child]
