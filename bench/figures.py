@@ -433,15 +433,20 @@ def import_figures(workdir: Path, seed: int, quick: bool) -> None:
     scratch = Path(tempfile.mkdtemp(prefix="import-", dir=workdir))
     try:
         warm_up(scratch)
-        bulk = measure_bulk(trees[sizes.bulk.name], scratch, ["sessions", "import", "--all"])
+        runs = [
+            measure_bulk(trees[sizes.bulk.name], scratch, ["sessions", "import", "--all"])
+            for _ in range(sizes.bulk_runs)
+        ]
+        bulk = min(runs, key=lambda run: run.run.seconds)
         label = sizes.bulk.name
+        walls = ", ".join(f"{run.run.seconds:.1f}" for run in runs)
         emit(
             f"import_all_mb_per_s_{label}",
             f"{bulk.mb_per_second:.1f}",
             "MB/s",
             f"target ≥ 40 MB/s; `hermes sessions import --all` over {bulk.files} files, "
-            f"{bulk.bytes / MB:.0f} MB in {bulk.run.seconds:.1f} s; stored {bulk.sessions} "
-            f"sessions, {bulk.messages} messages",
+            f"{bulk.bytes / MB:.0f} MB in {bulk.run.seconds:.1f} s (fastest of {len(runs)}: "
+            f"{walls} s); stored {bulk.sessions} sessions, {bulk.messages} messages",
         )
         emit(
             f"import_all_cpu_mb_per_s_{label}",

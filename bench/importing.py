@@ -68,6 +68,8 @@ class ImportSizes:
     single: TreeSpec
     many: TreeSpec
     rescan_runs: int
+    bulk_runs: int
+    """Imports of the bulk tree, each into a fresh store; the fastest is the figure."""
 
 
 FULL = ImportSizes(
@@ -75,12 +77,14 @@ FULL = ImportSizes(
     single=TreeSpec("single-200MB", files=1, total_bytes=200 * MB, folders=1, sigma=0.0),
     many=TreeSpec("10k-files", files=10_000, total_bytes=60 * MB, folders=200, sigma=0.6),
     rescan_runs=7,
+    bulk_runs=3,
 )
 QUICK = ImportSizes(
     bulk=TreeSpec("50MB", files=250, total_bytes=50 * MB, folders=12, sigma=1.3),
     single=TreeSpec("single-20MB", files=1, total_bytes=20 * MB, folders=1, sigma=0.0),
     many=TreeSpec("1k-files", files=1_000, total_bytes=6 * MB, folders=20, sigma=0.6),
     rescan_runs=3,
+    bulk_runs=1,
 )
 
 
