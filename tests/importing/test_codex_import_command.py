@@ -10,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from codex_helpers import (
     ENVELOPE_SAMPLE,
     LEGACY_SAMPLE,
@@ -21,11 +20,6 @@ from codex_helpers import (
 )
 
 from hermes_core.store import SessionStore
-
-pytestmark = pytest.mark.skipif(
-    not (Path(__file__).resolve().parents[2] / "hermes_core" / "importing").is_dir(),
-    reason="the import engine (hermes_core/importing) is not in this tree yet",
-)
 
 IMPORTED = re.compile(r"Imported Codex CLI session as (?P<id>\S+): (?P<title>.*)")
 
