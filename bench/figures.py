@@ -21,6 +21,9 @@ from bench.corpus import CJK_SHORT_TERM, CJK_TERM, MESSAGES_PER_SESSION
 from bench.corpusfile import CorpusFile, CorpusTruth, generator_hash
 from bench.exporting import ensure_rss_store, run_memory, run_throughput, scratch_folder
 from bench.footprint import measure
+from bench.importing import FULL as IMPORT_FULL
+from bench.importing import MB, ensure_tree, measure_bulk, measure_rescan, single_file
+from bench.importing import QUICK as IMPORT_QUICK
 from bench.ingest import build_store_untimed, corpus_messages, fresh_home, run_ingest
 from bench.latency import live_messages, run_latency
 from bench.lifecycle import run_lifecycle
@@ -31,7 +34,9 @@ from hermes_core.store.store import STATE_DB_NAME, SessionStore
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d", "e", "s", "x")
+FIGURES = ("a", "b", "c", "d", "e", "i", "s", "r", "x")
+STANDALONE_FIGURES = frozenset({"i", "r"})
+"""Figures that need neither the session corpus nor a store."""
 TRIGGER_CONTEXT_MAX = 100_000
 """The trigger-based loader (context only) runs at sizes up to this many messages."""
 CLI_STORE_SESSIONS = 50
@@ -68,7 +73,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--messages",
         help="comma-separated corpus sizes in messages (multiples of 100); default 100000,1000000",
     )
-    parser.add_argument("--only", help="comma-separated figures out of a,b,c,d,e,s,x (default all)")
+    parser.add_argument(
+        "--only", help="comma-separated figures out of a,b,c,d,e,i,s,r,x (default all)"
+    )
     parser.add_argument(
         "--workdir",
         type=Path,
@@ -79,6 +86,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--appends", type=int, help="single appends timed by (b)")
     parser.add_argument("--startup-runs", type=int, help="runs of each command timed by (c)")
     parser.add_argument("--search-repeats", type=int, help="runs of each query timed by (s)")
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="(r): list every redaction made on the real logs and every planted secret missed",
+    )
     args = parser.parse_args(argv)
     if args.messages:
         args.sizes = sorted({int(part) for part in args.messages.split(",") if part.strip()})
@@ -107,6 +119,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"sqlite={sqlite3.sqlite_version}",
         note=f"workdir {workdir}",
     )
+    if "r" in args.figures:
+        redaction_figures(args.seed, args.verbose)
+    if "i" in args.figures:
+        import_figures(workdir, args.seed, args.quick)
+    if not args.figures - STANDALONE_FIGURES:
+        return 0
     largest = max(args.sizes)
     started = time.perf_counter()
     corpus = CorpusFile.ensure(workdir, args.seed, largest // MESSAGES_PER_SESSION)
@@ -405,6 +423,75 @@ def search_figures(db_path: Path, seed: int, repeats: int, label: str) -> None:
     )
 
 
+def redaction_figures(seed: int, verbose: bool) -> None:
+    from bench.redaction.measure import run_redaction_bench
+
+    started = time.perf_counter()
+    found = run_redaction_bench(seed)
+    context(
+        f"(r) planted corpus: {found.overall[1]} secrets in {found.corpus_bytes / 1e6:.1f} MB; "
+        f"real logs: {found.fixture_files} files, {found.fixture_bytes / 1e6:.2f} MB; "
+        f"{time.perf_counter() - started:.0f} s wall"
+    )
+    for category, (caught, planted) in found.recall.items():
+        emit(f"redaction_recall_{category}", f"{caught}/{planted}", "secrets")
+    caught, planted = found.overall
+    emit(
+        "redaction_recall",
+        f"{caught / planted * 100:.2f}",
+        "%",
+        f"target ≥ 99 %; {caught}/{planted} planted secrets gone from the output",
+    )
+    if found.fixture_bytes:
+        per_100k = len(found.findings) / (found.fixture_bytes / 100_000)
+        rules = ", ".join(
+            f"{rule} {count}"
+            for rule, count in sorted(
+                {
+                    f.rule: sum(1 for g in found.findings if g.rule == f.rule)
+                    for f in found.findings
+                }.items()
+            )
+        )
+        emit(
+            "redaction_false_positives",
+            f"{per_100k:.2f}",
+            "per 100 kB",
+            f"target ≤ 1; {len(found.findings)} redactions on the real logs"
+            + (f" ({rules}; --verbose lists them)" if rules else ""),
+        )
+        emit(
+            "redaction_throughput_real_logs",
+            f"{found.fixture_mb_s:.1f}",
+            "MB/s",
+            "target ≥ 5; one redact_text call per JSONL line",
+        )
+    else:
+        emit("redaction_false_positives", "unavailable: ../shared/fixtures is absent")
+    emit(
+        "redaction_throughput_planted",
+        f"{found.corpus_mb_s:.1f}",
+        "MB/s",
+        "target ≥ 5; one redact_text call per planted document",
+    )
+    worst = min(found.hostile_mb_s, key=found.hostile_mb_s.__getitem__)
+    emit(
+        "redaction_throughput_hostile_min",
+        f"{found.hostile_mb_s[worst]:.1f}",
+        "MB/s",
+        f"context: slowest of {len(found.hostile_mb_s)} hostile 100 kB inputs ({worst}); "
+        + ", ".join(f"{name} {rate:.1f}" for name, rate in found.hostile_mb_s.items()),
+    )
+    if verbose:
+        for finding in found.findings:
+            context(
+                f"redacted [{finding.rule}] {finding.where}: "
+                f"{finding.before!r} ⟨{finding.secret_shape}⟩ {finding.after!r}"
+            )
+        for category, where, around in found.misses:
+            context(f"missed [{category}] {where}: {around!r}")
+
+
 def export_figures(home: Path, workdir: Path, label: str) -> None:
     scratch = scratch_folder(workdir)
     try:
@@ -438,3 +525,57 @@ def export_memory_figures(workdir: Path, seed: int) -> None:
             f"target ≤ 1.2; peak RSS {figure.large_kb / 1024:.0f} MiB for 10,000 sessions, "
             f"{figure.small_kb / 1024:.0f} MiB for 1,000 (fresh process each)",
         )
+
+
+def import_figures(workdir: Path, seed: int, quick: bool) -> None:
+    sizes = IMPORT_QUICK if quick else IMPORT_FULL
+    trees = {}
+    for spec in (sizes.bulk, sizes.single, sizes.many):
+        trees[spec.name], seconds = ensure_tree(workdir, spec, seed)
+        if seconds:
+            context(f"(i) generated the {spec.name} Claude Code tree in {seconds:.0f} s (untimed)")
+    scratch = Path(tempfile.mkdtemp(prefix="import-", dir=workdir))
+    try:
+        bulk = measure_bulk(trees[sizes.bulk.name], scratch, ["sessions", "import", "--all"])
+        label = sizes.bulk.name
+        emit(
+            f"import_all_mb_per_s_{label}",
+            f"{bulk.mb_per_second:.1f}",
+            "MB/s",
+            f"target ≥ 40 MB/s; `hermes sessions import --all` over {bulk.files} files, "
+            f"{bulk.bytes / MB:.0f} MB in {bulk.run.seconds:.1f} s; stored {bulk.sessions} "
+            f"sessions, {bulk.messages} messages",
+        )
+        emit(
+            f"import_all_peak_rss_{label}",
+            f"{bulk.run.peak_rss_bytes / MB:.0f}",
+            "MB",
+            "context: peak RSS of that process",
+        )
+        tree = trees[sizes.single.name]
+        single = measure_bulk(
+            tree, scratch, ["sessions", "import", "--from", "claude", str(single_file(tree))]
+        )
+        emit(
+            f"import_single_peak_rss_{sizes.single.name.removeprefix('single-')}",
+            f"{single.run.peak_rss_bytes / MB:.0f}",
+            "MB",
+            f"target ≤ 100 MB; one {single.bytes / MB:.0f} MB file imported in "
+            f"{single.run.seconds:.1f} s ({single.mb_per_second:.1f} MB/s), "
+            f"{single.messages} messages",
+        )
+        rescan = measure_rescan(trees[sizes.many.name], scratch, sizes.rescan_runs)
+        timing = rescan.timing
+        emit(
+            f"import_rescan_{sizes.many.name.removesuffix('-files')}",
+            f"{rescan.rescan_seconds:.2f}",
+            "s",
+            f"target ≤ 1 s beyond start-up; unchanged `--all` over {rescan.files} files: "
+            f"median {timing.command_median:.0f} ms vs `hermes --help` "
+            f"{timing.baseline_median:.0f} ms ({len(timing.command_ms)} runs each, "
+            f"alternating); first import {rescan.first_import_seconds:.1f} s (untimed)",
+        )
+    except CommandFailed as error:
+        emit("import", f"unavailable: {error}", note="figure (i)")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

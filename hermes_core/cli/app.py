@@ -10,6 +10,7 @@ import typer
 from . import (
     demo_command,
     export_commands,
+    import_commands,
     lifecycle_commands,
     maintenance_commands,
     plugins_command,
@@ -78,6 +79,7 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
     lifecycle_commands.register(sessions)
     search_commands.register(sessions)
     export_commands.register(sessions)
+    import_commands.register(sessions)
     app.add_typer(sessions, name="sessions")
     plugins_command.register(app)
     demo_command.register(app)

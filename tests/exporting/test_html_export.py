@@ -200,3 +200,14 @@ def test_an_empty_selection_still_gives_a_valid_page(tmp_path: Path) -> None:
     page = export_page(tmp_path)
     assert "No sessions were selected." in page
     assert page.rstrip().endswith("</html>")
+
+
+def test_a_logical_lineage_marks_where_each_continuation_starts(tmp_path: Path) -> None:
+    record = chat_session()
+    record.lineage = ("a1b2c3d4", "a1b2c3d4-2")
+    record.messages[0].session_id = "a1b2c3d4"
+    record.messages[1].session_id = "a1b2c3d4-2"
+    page = export_page(tmp_path, record)
+    assert "a1b2c3d4 → a1b2c3d4-2" in page
+    assert page.count('class="segment muted"') == 1
+    assert page.index("Suggest a hike") < page.index("continued in session a1b2c3d4-2")

@@ -104,6 +104,7 @@ def test_upload_without_token_is_one_clear_line(
     # Both kinds the export engine may report as one line.
     assert isinstance(raised.value, ValueError) and isinstance(raised.value, OSError)
     assert standin_hub.state.requests == []
+    assert list(tmp_path.iterdir()) == [], "nothing is written when the upload cannot happen"
 
 
 def test_standin_hub_rejected_token_is_one_clear_line(
@@ -126,4 +127,5 @@ def test_missing_huggingface_hub_names_the_extra(
     with pytest.raises(TraceUploadError) as raised:
         upload(tmp_path, upload=True)
     assert INSTALL_HINT in str(raised.value)
+    assert list(tmp_path.iterdir()) == []
     assert INSTALL_HINT == "pip install 'hermes-export-trace[upload]'"

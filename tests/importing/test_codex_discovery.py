@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,22 @@ def discovered(env: dict[str, str]) -> dict[str, ImportCandidate]:
     return {c.path.name: c for c in CodexImporter().discover(env)}
 
 
+def described(env: dict[str, str]) -> dict[str, ImportCandidate]:
+    importer = CodexImporter()
+    return {c.path.name: importer.describe(c) for c in importer.discover(env)}
+
+
+def test_a_file_that_cannot_be_read_is_described_as_discovered(tmp_path: Path) -> None:
+    sessions = codex_tree(tmp_path)
+    [candidate] = [
+        c
+        for c in CodexImporter().discover({"CODEX_HOME": str(tmp_path)})
+        if c.path.name == LEGACY_SAMPLE.name
+    ]
+    (sessions / LEGACY_SAMPLE.name).unlink()
+    assert CodexImporter().describe(candidate) == candidate
+
+
 def test_the_plugin_registers_the_importer_and_its_source() -> None:
     host = PluginHost()
     importer = host.importer("codex")
@@ -58,9 +75,24 @@ def test_codex_home_wins_over_the_home_folder(tmp_path: Path) -> None:
     assert discovered({"HOME": str(tmp_path / "nobody")}) == {}
 
 
-def test_candidates_of_both_layouts_and_formats_carry_the_picker_facts(tmp_path: Path) -> None:
+def test_discover_takes_its_facts_from_names_and_stat_alone(tmp_path: Path) -> None:
     codex_tree(tmp_path)
     found = discovered({"CODEX_HOME": str(tmp_path)})
+    envelope = found[ENVELOPE_SAMPLE.name]
+    assert envelope.foreign_id == "0195a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+    # the name's time is local time, as Codex names its files
+    assert envelope.started_at == datetime(2026, 3, 14, 9, 30, 0).timestamp()
+    assert envelope.ended_at == envelope.path.stat().st_mtime
+    # nothing inside the file was read
+    assert (envelope.title_guess, envelope.cwd, envelope.turn_count) == (None, None, None)
+    assert found[LEGACY_SAMPLE.name].foreign_id == "5f0c2a8e-9b1d-4c3e-a7f6-2d8e4b6c1a90"
+
+
+def test_described_candidates_of_both_layouts_and_formats_carry_the_picker_facts(
+    tmp_path: Path,
+) -> None:
+    codex_tree(tmp_path)
+    found = described({"CODEX_HOME": str(tmp_path)})
     envelope = found[ENVELOPE_SAMPLE.name]
     assert envelope.importer == "codex"
     assert envelope.foreign_id == "0195a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
@@ -68,7 +100,7 @@ def test_candidates_of_both_layouts_and_formats_carry_the_picker_facts(tmp_path:
     assert envelope.title_guess == ("The tide table for 29 February is wrong; leap years are not…")
     assert envelope.turn_count == 2
     assert envelope.ended_at == envelope.path.stat().st_mtime
-    assert envelope.started_at is not None
+    assert envelope.started_at == datetime(2026, 3, 14, 8, 30, tzinfo=UTC).timestamp()
     legacy = found[LEGACY_SAMPLE.name]
     assert legacy.foreign_id == "5f0c2a8e-9b1d-4c3e-a7f6-2d8e4b6c1a90"
     assert legacy.cwd == "/Users/lena/code/weather-cli"
@@ -87,7 +119,7 @@ def test_a_long_rollout_gets_its_title_from_the_head_and_no_turn_count(tmp_path:
     )
     sessions = tmp_path / "sessions"
     write_rollout(sessions, big_header, user_event("first", 1), agent_event("a" * 100, 2))
-    [candidate] = discovered({"CODEX_HOME": str(tmp_path)}).values()
+    [candidate] = described({"CODEX_HOME": str(tmp_path)}).values()
     # the header alone is longer than the head: its cwd is still found, the title is not
     assert candidate.cwd == "/projects/huge"
     assert candidate.title_guess is None
@@ -95,24 +127,21 @@ def test_a_long_rollout_gets_its_title_from_the_head_and_no_turn_count(tmp_path:
 
     filler = [agent_event("b" * 1000, 3) for _ in range(100)]
     write_rollout(sessions, meta(), user_event("what a long day", 1), *filler)
-    [candidate] = discovered({"CODEX_HOME": str(tmp_path)}).values()
+    [candidate] = described({"CODEX_HOME": str(tmp_path)}).values()
     assert candidate.title_guess == "what a long day"
     assert candidate.turn_count is None
 
 
-def test_empty_and_conversationless_rollouts_are_not_offered(tmp_path: Path) -> None:
+def test_empty_rollouts_are_not_offered_and_headers_alone_have_no_turns(tmp_path: Path) -> None:
     sessions = tmp_path / "sessions"
     sessions.mkdir()
     (sessions / "rollout-2026-01-01T00-00-00-0195b000-0000-7000-8000-000000000001.jsonl").touch()
-    write_rollout(
-        sessions,
-        meta(),
-        name="rollout-2026-01-01T00-00-00-0195b000-0000-7000-8000-000000000002.jsonl",
-    )
-    write_rollout(sessions, meta(), user_event("real", 1))
-    assert set(discovered({"CODEX_HOME": str(tmp_path)})) == {
-        f"rollout-2026-04-01T10-00-00-{SESSION_ID}.jsonl"
-    }
+    header_only = "rollout-2026-01-01T00-00-00-0195b000-0000-7000-8000-000000000002.jsonl"
+    write_rollout(sessions, meta(), name=header_only)
+    real = write_rollout(sessions, meta(), user_event("real", 1))
+    found = described({"CODEX_HOME": str(tmp_path)})
+    assert set(found) == {header_only, real.name}
+    assert (found[header_only].turn_count, found[real.name].turn_count) == (0, 1)
 
 
 def test_only_rollout_files_are_offered(tmp_path: Path) -> None:
@@ -152,7 +181,7 @@ def test_discovery_reads_only_and_changes_nothing(tmp_path: Path) -> None:
     sessions = codex_tree(tmp_path)
     files = sorted(p for p in sessions.rglob("*") if p.is_file())
     before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files}
-    list(CodexImporter().discover({"CODEX_HOME": str(tmp_path)}))
+    described({"CODEX_HOME": str(tmp_path)})
     assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in files} == before
     assert sorted(p for p in sessions.rglob("*") if p.is_file()) == files
 
@@ -182,7 +211,7 @@ def test_sniff_recognises_both_formats_and_refuses_others(tmp_path: Path) -> Non
 def test_discovered_paths_read_back_to_the_same_thread(tmp_path: Path, depth: str) -> None:
     codex_tree(tmp_path)
     name = LEGACY_SAMPLE.name if depth == "flat" else ENVELOPE_SAMPLE.name
-    candidate = discovered({"CODEX_HOME": str(tmp_path)})[name]
+    candidate = described({"CODEX_HOME": str(tmp_path)})[name]
     [session] = CodexImporter().read(candidate.path)
     assert session.foreign_id == candidate.foreign_id
     assert session.cwd == candidate.cwd

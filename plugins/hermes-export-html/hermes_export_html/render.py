@@ -105,6 +105,16 @@ def _facts(session: Session) -> Iterable[tuple[str, str]]:
         yield "parent", f"{session.parent_session_id} ({session.parent_kind or 'parent'})"
 
 
+def _with_segment_marks(record: SessionRecord) -> Iterable[str]:
+    """The messages' bubbles; in a logical lineage, a mark where each continuation starts."""
+    segment = record.messages[0].session_id if record.messages else None
+    for message in record.messages:
+        if record.lineage and message.session_id and message.session_id != segment:
+            segment = message.session_id
+            yield f'<p class="segment muted">continued in session {text(segment)}</p>'
+        yield render_message(message)
+
+
 def render_session(record: SessionRecord, anchor: str, active: bool) -> str:
     """A whole session as a ``<section>``: heading, facts and its messages in order."""
     session = record.session
@@ -113,12 +123,14 @@ def render_session(record: SessionRecord, anchor: str, active: bool) -> str:
     )
     if record.children:
         facts += f"<div><dt>delegates</dt><dd>{text(', '.join(record.children))}</dd></div>"
+    if record.lineage:
+        facts += f"<div><dt>lineage</dt><dd>{text(' → '.join(record.lineage))}</dd></div>"
     state = " active" if active else ""
     head = (
         f'<section class="session{state}" id="{text(anchor)}">'
         f'<h2>{text(session_label(session))}</h2><dl class="facts">{facts}</dl>'
     )
-    body = "".join(render_message(message) for message in record.messages)
+    body = "".join(_with_segment_marks(record))
     if not record.messages:
         body = '<p class="muted">This session has no messages.</p>'
     return f'{head}<div class="messages">{body}</div></section>\n'

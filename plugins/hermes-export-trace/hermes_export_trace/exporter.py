@@ -18,7 +18,7 @@ from pathlib import Path
 from hermes_hookspecs import ExportedFile, ExportOptions, ExportResult, ExportSink, SessionRecord
 
 from .records import jsonl_line, session_records
-from .upload import upload_traces
+from .upload import HubUploader
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -47,6 +47,7 @@ class TraceExporter:
     ) -> ExportResult:
         """Write one trace per session; upload them afterwards when ``extra["upload"]``."""
         upload = bool(options.extra.get("upload"))
+        uploader = HubUploader() if upload else None  # fails before anything is written
         with tempfile.TemporaryDirectory(prefix="hermes-traces-") as staging:
             staged: list[tuple[str, Path]] = []
             result = ExportResult()
@@ -76,8 +77,8 @@ class TraceExporter:
                     )
                 )
                 result.sessions_written += 1
-            if upload and staged:
-                uploaded = upload_traces(staged, public=bool(options.extra.get("public")))
+            if uploader is not None and staged:
+                uploaded = uploader.upload(staged, public=bool(options.extra.get("public")))
                 visibility = "private" if uploaded.private else "public"
                 print(
                     f"uploaded {len(uploaded.paths)} trace(s) to {uploaded.url} ({visibility})",

@@ -43,63 +43,71 @@ def _one_line(error: BaseException) -> str:
     return text[:300] if text else type(error).__name__
 
 
-def _hub_api(env: Mapping[str, str]) -> tuple[Any, Any]:
-    token = env.get("HF_TOKEN", "").strip()
-    if not token:
-        raise TraceUploadError(
-            "--upload needs a Hugging Face token with write access in HF_TOKEN "
-            "(create one at https://huggingface.co/settings/tokens)"
-        )
-    try:
-        import huggingface_hub
-        from huggingface_hub.utils import disable_progress_bars  # type: ignore[attr-defined]
-    except ImportError:
-        raise TraceUploadError(f"--upload needs huggingface_hub: {INSTALL_HINT}") from None
-    disable_progress_bars()
-    api = huggingface_hub.HfApi(endpoint=env.get("HF_ENDPOINT") or None, token=token)
-    return huggingface_hub, api
+class HubUploader:
+    """A connection to the Hub prepared before anything is written.
 
-
-def upload_traces(
-    files: Sequence[tuple[str, Path]], public: bool, env: Mapping[str, str] | None = None
-) -> UploadedTraces:
-    """Upload ``files`` (path in the dataset, local file) to ``<user>/hermes-traces``.
-
-    Raises :class:`TraceUploadError` (one line) when there is no token, huggingface_hub is
-    missing, the Hub refuses, or the dataset is public and ``public`` was not asked for.
+    Building one checks what can be checked locally (a token in ``HF_TOKEN``, huggingface_hub
+    installed), so an export that cannot be uploaded stops before it writes a file.
     """
-    environment = os.environ if env is None else env
-    hub, api = _hub_api(environment)
-    try:
-        user = api.whoami()["name"]
-    except Exception as error:  # the Hub's errors vary by version; each becomes one line
-        raise TraceUploadError(
-            f"Hugging Face did not accept HF_TOKEN: {_one_line(error)}"
-        ) from None
-    repo_id = f"{user}/{DATASET_NAME}"
-    try:
-        url = str(api.create_repo(repo_id, repo_type="dataset", private=not public, exist_ok=True))
-        is_private = bool(api.repo_info(repo_id, repo_type="dataset").private)
-        if not is_private and not public:
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        environment = os.environ if env is None else env
+        token = environment.get("HF_TOKEN", "").strip()
+        if not token:
             raise TraceUploadError(
-                f"the dataset {repo_id} is public; pass --public to upload to it anyway"
+                "--upload needs a Hugging Face token with write access in HF_TOKEN "
+                "(create one at https://huggingface.co/settings/tokens)"
             )
-        for start in range(0, len(files), FILES_PER_COMMIT):
-            batch = files[start : start + FILES_PER_COMMIT]
-            operations = [
-                hub.CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(path))
-                for name, path in batch
-            ]
-            api.create_commit(
-                repo_id,
-                operations=operations,
-                repo_type="dataset",
-                commit_message=f"Add {len(batch)} Hermes session trace(s)",
+        try:
+            import huggingface_hub
+            from huggingface_hub.utils import disable_progress_bars  # type: ignore[attr-defined]
+        except ImportError:
+            raise TraceUploadError(f"--upload needs huggingface_hub: {INSTALL_HINT}") from None
+        disable_progress_bars()
+        self._hub: Any = huggingface_hub
+        self._api: Any = huggingface_hub.HfApi(
+            endpoint=environment.get("HF_ENDPOINT") or None, token=token
+        )
+
+    def upload(self, files: Sequence[tuple[str, Path]], public: bool) -> UploadedTraces:
+        """Upload ``files`` (path in the dataset, local file) to ``<user>/hermes-traces``.
+
+        Raises :class:`TraceUploadError` (one line) when the Hub refuses the token or the
+        upload, or when the dataset is public and ``public`` was not asked for.
+        """
+        api = self._api
+        try:
+            user = api.whoami()["name"]
+        except Exception as error:  # the Hub's errors vary by version; each becomes one line
+            raise TraceUploadError(
+                f"Hugging Face did not accept HF_TOKEN: {_one_line(error)}"
+            ) from None
+        repo_id = f"{user}/{DATASET_NAME}"
+        try:
+            url = str(
+                api.create_repo(repo_id, repo_type="dataset", private=not public, exist_ok=True)
             )
-    except TraceUploadError:
-        raise
-    except Exception as error:
-        raise TraceUploadError(f"upload to {repo_id} failed: {_one_line(error)}") from None
-    return UploadedTraces(
-        repo_id=repo_id, url=url, private=is_private, paths=tuple(name for name, _ in files)
-    )
+            is_private = bool(api.repo_info(repo_id, repo_type="dataset").private)
+            if not is_private and not public:
+                raise TraceUploadError(
+                    f"the dataset {repo_id} is public; pass --public to upload to it anyway"
+                )
+            for start in range(0, len(files), FILES_PER_COMMIT):
+                batch = files[start : start + FILES_PER_COMMIT]
+                operations = [
+                    self._hub.CommitOperationAdd(path_in_repo=name, path_or_fileobj=str(path))
+                    for name, path in batch
+                ]
+                api.create_commit(
+                    repo_id,
+                    operations=operations,
+                    repo_type="dataset",
+                    commit_message=f"Add {len(batch)} Hermes session trace(s)",
+                )
+        except TraceUploadError:
+            raise
+        except Exception as error:
+            raise TraceUploadError(f"upload to {repo_id} failed: {_one_line(error)}") from None
+        return UploadedTraces(
+            repo_id=repo_id, url=url, private=is_private, paths=tuple(name for name, _ in files)
+        )

@@ -27,14 +27,20 @@ class CodexImporter:
     def discover(self, env: Mapping[str, str]) -> Iterable[ImportCandidate]:
         """The rollouts under ``$CODEX_HOME/sessions`` (else ``~/.codex/sessions``).
 
-        Per file: one ``stat`` and a read of at most the first 64 KiB (see
-        :mod:`hermes_import_codex.discovery`); files with no conversation in a head that
-        covers them whole are left out.
+        One ``stat`` per file, nothing opened: the id and times come from the file name and
+        the modification time. :meth:`describe` adds what the picker shows.
         """
         for path in discovery.rollout_files(discovery.sessions_root(env)):
-            found = discovery.candidate(path, self.name)
+            found = discovery.listed(path, self.name)
             if found is not None:
                 yield found
+
+    def describe(self, candidate: ImportCandidate) -> ImportCandidate:
+        """``candidate`` with its title, cwd and turn count, from the first 64 KiB of the file.
+
+        Optional for importers: the import picker calls it on the candidates it shows.
+        """
+        return discovery.described(candidate)
 
     def sniff(self, path: Path) -> bool:
         """True for a ``rollout-*.jsonl`` name, or a first line in either rollout format."""

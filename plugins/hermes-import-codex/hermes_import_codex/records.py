@@ -103,10 +103,14 @@ def file_identity(path: Path) -> tuple[str | None, float | None]:
     if not match:
         return None, None
     started = None
-    if match["stamp"]:
-        try:
-            started = datetime.strptime(match["stamp"], "%Y-%m-%dT%H-%M-%S").timestamp()
-        except (ValueError, OverflowError):
+    stamp = match["stamp"]
+    if stamp:
+        try:  # local time, as Codex names its files
+            started = datetime(
+                int(stamp[0:4]), int(stamp[5:7]), int(stamp[8:10]),
+                int(stamp[11:13]), int(stamp[14:16]), int(stamp[17:19]),
+            ).timestamp()  # fmt: skip
+        except (ValueError, OverflowError, OSError):
             started = None
     return match["uuid"].lower(), started
 
