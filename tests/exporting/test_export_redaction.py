@@ -13,8 +13,6 @@ from hermes_hookspecs import Message, RedactionRule, ToolCall, hookimpl
 
 from hermes_core.store import SessionStore
 
-pytest.importorskip("hermes_core.redaction", reason="the redaction engine is not merged yet")
-
 PLANTED = "PLANTED-0badc0de"
 GITHUB_TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
