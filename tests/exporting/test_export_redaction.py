@@ -104,14 +104,22 @@ def test_the_exporter_only_ever_sees_redacted_records(home):
     spy = RecordingExporter("spy", redact_by_default=True)
     plugin_host = host(("planted", PlantedRule()), ("spy", ExporterPlugin(spy)))
     result = invoke(
-        plugin_host, home, "sessions", "export", "out.txt", "-f", "spy", "--session-id", session_id
+        plugin_host,
+        home,
+        "sessions",
+        "export",
+        str(home.parent / "out.txt"),
+        "-f",
+        "spy",
+        "--session-id",
+        session_id,
     )
     assert result.exit_code == 0, result.output
     [record] = spy.records
     assert "PLANTED" not in repr(record) and GITHUB_TOKEN not in repr(record)
     assert spy.options is not None and spy.options.redacted
     again = invoke(
-        plugin_host, home, "sessions", "export", "out.txt", "-f", "spy", "--session-id",
+        plugin_host, home, "sessions", "export", str(home.parent / "out.txt"), "-f", "spy", "--session-id",
         session_id, "--no-redact",
     )  # fmt: skip
     assert again.exit_code == 0, again.output
