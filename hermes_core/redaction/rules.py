@@ -195,7 +195,12 @@ def _spelled(*names: str) -> str:
     return "(?:" + "|".join(re.escape(form) for form in spellings) + ")"
 
 
-_AUTHORIZATION = _spelled("authorization", "proxy-authorization")
+# The header itself, not the tail of an identifier (``FederatedAuthorization``).
+_AUTHORIZATION = (
+    _spelled("authorization", "proxy-authorization")
+    + r"(?:(?<![A-Za-z0-9_][Aa]uthorization)(?<![A-Za-z0-9_]AUTHORIZATION)"
+    + r"|(?<=\\[nrt][Aa]uthorization)|(?<=\\[nrt]AUTHORIZATION))"
+)
 AUTHORIZATION_WITH_SCHEME = (
     r"(?P<keep>"
     + _AUTHORIZATION
@@ -375,6 +380,7 @@ SECRET_KEY_WORDS = (
 ``access_token``, ``client_secret``, ``DB_PASSWORD``, ``passwd``…). ``token_count`` or
 ``input_tokens`` do not end with one."""
 
+_NOT_A_VERSION = r"""(?![0-9]{1,10}[.:-][0-9.:-]{0,64}+(?:["'\\\s,;)\]}]|$))"""
 _UNQUOTED_CHAR = r"""[^\s"'\\,;&<>(){}\[\]`|=]"""
 # ``&`` belongs to a bare value unless it starts the next query parameter (``&page=2``).
 _UNQUOTED_RUN = r"(?:" + _UNQUOTED_CHAR + r"|&(?![A-Za-z0-9_.-]{1,64}=)){6,1024}+"
@@ -387,12 +393,15 @@ _ASSIGNED_VALUE = (
     + _OPEN_QUOTE
     + r")?)"
     + _NOT_A_MARKER
+    # Either way the value holds a digit or a symbol, so identifiers are taken for code, not
+    # secrets (``token = next_token``, ``"input_token": "NextToken"``, ``apiKey:
+    # process.env.API_KEY``), and is not a version, an address or an OID (``"1.3.6.1.5"``).
+    + _NOT_A_VERSION
     + r"(?(quote)"
     # A quoted value: anything but blanks and quotes, not a template or placeholder.
-    + r"""(?![$<{%*])[^\s"'\\`<>]{4,1024}+"""
+    + r"""(?![$<{%*])(?=[^\s"'\\`<>]{0,1024}?[0-9!@#$%^&*+/=~?])[^\s"'\\`<>]{4,1024}+"""
     + r"|"
-    # A bare value: it holds a digit or a symbol (so ``token = next_token`` or
-    # ``apiKey: process.env.API_KEY`` are code, not secrets) and is not a call or an index.
+    # A bare value: not a path, a template, a call or an index either.
     + r"(?![$<{%*\[(/~.])"
     + r"(?="
     + _UNQUOTED_CHAR
@@ -433,7 +442,8 @@ ASSIGNMENTS: tuple[tuple[tuple[str, ...], str], ...] = tuple(
             )
             + ")",
         ),
-        (("secret",), "(?:secret|SECRET|Secret)"),
+        # Not the resource type of an ARN (``arn:aws:secretsmanager:…:secret:prod/db-*``).
+        (("secret",), "(?:secret|SECRET|Secret)(?<!:secret)(?<!:SECRET)(?<!:Secret)"),
         (("token",), "(?:token|TOKEN|Token)"),
         (("credential",), "(?:credentials?|CREDENTIALS?|Credentials?)"),
         (("auth",), "(?:auth|AUTH|Auth)"),

@@ -393,3 +393,22 @@ def test_several_secrets_in_one_text_are_each_counted_by_rule() -> None:
 def test_a_secret_assigned_to_a_key_keeps_the_vendor_marker() -> None:
     out = Redactor().redact_text(f'"api_key": "{s.OPENAI_PROJECT}"')
     assert out == f'"api_key": "{marker("openai-key")}"'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"input_token": "NextToken", "output_token": "next_token"',
+        '"AmazonRedshiftFederatedAuthorization": "arn:aws:iam::aws:policy/AmazonRedshiftFederatedAuthorization"',
+        '"Resource": "arn:aws:secretsmanager:*:*:secret:AmazonDataZone-*"',
+        "SERVER_AUTH = '1.3.6.1.5.5.7.3.1'",
+        '"token": "other", "secret": false, "password": null',
+    ],
+)
+def test_identifiers_and_versions_under_secret_keys_are_code(text: str) -> None:
+    assert Redactor().redact_text(text) == text
+
+
+def test_a_header_right_after_a_json_escaped_newline_is_caught() -> None:
+    text = json.dumps(f"GET / HTTP/1.1\nAuthorization: Basic {s.PASSWORD}x\n")
+    assert s.PASSWORD not in Redactor().redact_text(text)
