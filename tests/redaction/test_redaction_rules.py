@@ -412,3 +412,10 @@ def test_identifiers_and_versions_under_secret_keys_are_code(text: str) -> None:
 def test_a_header_right_after_a_json_escaped_newline_is_caught() -> None:
     text = json.dumps(f"GET / HTTP/1.1\nAuthorization: Basic {s.PASSWORD}x\n")
     assert s.PASSWORD not in Redactor().redact_text(text)
+
+
+def test_a_bare_bearer_credential_after_an_escaped_newline_is_caught() -> None:
+    credential = s.fake(s.URLSAFE, 40, 99)
+    out = Redactor().redact_text(json.dumps(f"token follows\nBearer {credential}"))
+    assert credential not in out
+    assert "Bearer [REDACTED:bearer-token]" in out
