@@ -4,6 +4,7 @@ at least 200 secrets of every category, each secret really in its document."""
 from __future__ import annotations
 
 import ast
+import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -14,6 +15,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from bench.redaction.planted import CATEGORIES, caught, planted_corpus  # noqa: E402
+from hermes_core.redaction import Redactor  # noqa: E402
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -51,3 +53,18 @@ def test_the_corpus_is_deterministic_and_mixes_escapings() -> None:
     assert [p.document for p in first] == [p.document for p in second]
     escapings = Counter(planted.context.split("/")[-1] for planted in first)
     assert set(escapings) == {"plain", "json", "json-twice"}
+
+
+def test_redacting_a_json_line_keeps_it_valid_json() -> None:
+    # Markers hold no quote or backslash and values stop at quotes and escapes, so a JSONL
+    # line redacted as raw text still parses (and the secret is gone).
+    redactor = Redactor()
+    checked = 0
+    for planted in planted_corpus(seed=5, per_category=30):
+        if "/json" not in planted.context:
+            continue
+        out = redactor.redact_text(planted.document)
+        json.loads(out)
+        assert caught(planted, out), planted.context
+        checked += 1
+    assert checked > 100

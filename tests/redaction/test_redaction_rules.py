@@ -3,6 +3,7 @@ with the text around it kept; ordinary prose and code are left alone."""
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass
 
@@ -95,6 +96,15 @@ CASES = [
     # Slack
     Case("slack-bot", f"SLACK_BOT_TOKEN={s.SLACK_BOT}", s.SLACK_BOT, "slack-token"),
     Case("slack-user", f"xoxp is {s.SLACK_USER}", s.SLACK_USER, "slack-token"),
+    *[
+        Case(
+            f"slack-{kind}",
+            f"token={kind}-{s.fake(s.BASE62, 30, 70 + i)}\n",
+            f"{kind}-{s.fake(s.BASE62, 30, 70 + i)}",
+            "slack-token",
+        )
+        for i, kind in enumerate(("xoxa", "xoxo", "xoxr", "xoxs"))
+    ],
     Case(
         "slack-webhook",
         f'requests.post("https://hooks.slack.com/services/{s.SLACK_WEBHOOK_PATH}", json=msg)',
@@ -354,6 +364,7 @@ def test_every_category_is_caught_and_the_context_kept(case: Case) -> None:
         "id 3f2c1a9e-4b7d-4c2e-9f1a-0b6d8e2c4a7f in the log",
         "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 (HEAD -> main)",
         "![image](data:image/png;base64,[base64 image omitted])",
+        "data:image/png;base64," + base64.b64encode(bytes(range(256)) * 40).decode("ascii"),
         "api_key = os.environ['OPENAI_API_KEY']",
         'password = os.getenv("DB_PASSWORD")',
         "token = tokens[0]",
