@@ -19,7 +19,11 @@ from pathlib import Path
 
 from bench.corpus import CJK_SHORT_TERM, CJK_TERM, MESSAGES_PER_SESSION
 from bench.corpusfile import CorpusFile, CorpusTruth, generator_hash
+from bench.exporting import ensure_rss_store, run_memory, run_throughput, scratch_folder
 from bench.footprint import measure
+from bench.importing import FULL as IMPORT_FULL
+from bench.importing import MB, ensure_tree, measure_bulk, measure_rescan, single_file
+from bench.importing import QUICK as IMPORT_QUICK
 from bench.ingest import build_store_untimed, corpus_messages, fresh_home, run_ingest
 from bench.latency import live_messages, run_latency
 from bench.lifecycle import run_lifecycle
@@ -30,8 +34,8 @@ from hermes_core.store.store import STATE_DB_NAME, SessionStore
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d", "e", "s", "r")
-STANDALONE_FIGURES = frozenset({"r"})
+FIGURES = ("a", "b", "c", "d", "e", "i", "s", "r", "x")
+STANDALONE_FIGURES = frozenset({"i", "r"})
 """Figures that need neither the session corpus nor a store."""
 TRIGGER_CONTEXT_MAX = 100_000
 """The trigger-based loader (context only) runs at sizes up to this many messages."""
@@ -69,7 +73,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--messages",
         help="comma-separated corpus sizes in messages (multiples of 100); default 100000,1000000",
     )
-    parser.add_argument("--only", help="comma-separated figures out of a,b,c,d,e,s,r (default all)")
+    parser.add_argument(
+        "--only", help="comma-separated figures out of a,b,c,d,e,i,s,r,x (default all)"
+    )
     parser.add_argument(
         "--workdir",
         type=Path,
@@ -115,6 +121,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     if "r" in args.figures:
         redaction_figures(args.seed, args.verbose)
+    if "i" in args.figures:
+        import_figures(workdir, args.seed, args.quick)
     if not args.figures - STANDALONE_FIGURES:
         return 0
     largest = max(args.sizes)
@@ -130,6 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         needs_store = (
             "d" in args.figures
             or "e" in args.figures
+            or "x" in args.figures
             or (bool({"b", "s"} & args.figures) and size == largest)
         )
         if needs_store and not _store_complete(root / "store"):
@@ -150,6 +159,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             search_figures(
                 root / "store" / STATE_DB_NAME, args.seed, args.search_repeats, size_label(size)
             )
+        if "x" in args.figures:
+            export_figures(root / "store", workdir, size_label(size))
+    if "x" in args.figures:
+        export_memory_figures(workdir, args.seed)
     if "c" in args.figures:
         startup_figures(corpus, workdir, args.startup_runs)
     return 0
@@ -477,3 +490,92 @@ def redaction_figures(seed: int, verbose: bool) -> None:
             )
         for category, where, around in found.misses:
             context(f"missed [{category}] {where}: {around!r}")
+
+
+def export_figures(home: Path, workdir: Path, label: str) -> None:
+    scratch = scratch_folder(workdir)
+    try:
+        found = run_throughput(home, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for figure in found:
+        emit(
+            f"export_mbps_{figure.format}_{label}",
+            f"{figure.mb_per_second:.1f}",
+            "MB/s",
+            f"context: {figure.bytes_written / 1e6:.0f} MB in {figure.files} file(s) for "
+            f"{figure.sessions} sessions in {figure.seconds:.1f} s, no redaction, best of 2",
+        )
+
+
+def export_memory_figures(workdir: Path, seed: int) -> None:
+    started = time.perf_counter()
+    home = ensure_rss_store(workdir, seed)
+    context(f"(x) the 10k-session export store is ready in {time.perf_counter() - started:.0f} s")
+    scratch = scratch_folder(workdir)
+    try:
+        found = run_memory(home, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for figure in found:
+        emit(
+            f"export_rss_ratio_{figure.format}",
+            f"{figure.ratio:.3f}",
+            "10k/1k sessions",
+            f"target ≤ 1.2; peak RSS {figure.large_kb / 1024:.0f} MiB for 10,000 sessions, "
+            f"{figure.small_kb / 1024:.0f} MiB for 1,000 (fresh process each)",
+        )
+
+
+def import_figures(workdir: Path, seed: int, quick: bool) -> None:
+    sizes = IMPORT_QUICK if quick else IMPORT_FULL
+    trees = {}
+    for spec in (sizes.bulk, sizes.single, sizes.many):
+        trees[spec.name], seconds = ensure_tree(workdir, spec, seed)
+        if seconds:
+            context(f"(i) generated the {spec.name} Claude Code tree in {seconds:.0f} s (untimed)")
+    scratch = Path(tempfile.mkdtemp(prefix="import-", dir=workdir))
+    try:
+        bulk = measure_bulk(trees[sizes.bulk.name], scratch, ["sessions", "import", "--all"])
+        label = sizes.bulk.name
+        emit(
+            f"import_all_mb_per_s_{label}",
+            f"{bulk.mb_per_second:.1f}",
+            "MB/s",
+            f"target ≥ 40 MB/s; `hermes sessions import --all` over {bulk.files} files, "
+            f"{bulk.bytes / MB:.0f} MB in {bulk.run.seconds:.1f} s; stored {bulk.sessions} "
+            f"sessions, {bulk.messages} messages",
+        )
+        emit(
+            f"import_all_peak_rss_{label}",
+            f"{bulk.run.peak_rss_bytes / MB:.0f}",
+            "MB",
+            "context: peak RSS of that process",
+        )
+        tree = trees[sizes.single.name]
+        single = measure_bulk(
+            tree, scratch, ["sessions", "import", "--from", "claude", str(single_file(tree))]
+        )
+        emit(
+            f"import_single_peak_rss_{sizes.single.name.removeprefix('single-')}",
+            f"{single.run.peak_rss_bytes / MB:.0f}",
+            "MB",
+            f"target ≤ 100 MB; one {single.bytes / MB:.0f} MB file imported in "
+            f"{single.run.seconds:.1f} s ({single.mb_per_second:.1f} MB/s), "
+            f"{single.messages} messages",
+        )
+        rescan = measure_rescan(trees[sizes.many.name], scratch, sizes.rescan_runs)
+        timing = rescan.timing
+        emit(
+            f"import_rescan_{sizes.many.name.removesuffix('-files')}",
+            f"{rescan.rescan_seconds:.2f}",
+            "s",
+            f"target ≤ 1 s beyond start-up; unchanged `--all` over {rescan.files} files: "
+            f"median {timing.command_median:.0f} ms vs `hermes --help` "
+            f"{timing.baseline_median:.0f} ms ({len(timing.command_ms)} runs each, "
+            f"alternating); first import {rescan.first_import_seconds:.1f} s (untimed)",
+        )
+    except CommandFailed as error:
+        emit("import", f"unavailable: {error}", note="figure (i)")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

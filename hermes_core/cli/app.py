@@ -9,6 +9,8 @@ import typer
 
 from . import (
     demo_command,
+    export_commands,
+    import_commands,
     lifecycle_commands,
     maintenance_commands,
     plugins_command,
@@ -76,6 +78,8 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
     maintenance_commands.register(sessions)
     lifecycle_commands.register(sessions)
     search_commands.register(sessions)
+    export_commands.register(sessions)
+    import_commands.register(sessions)
     app.add_typer(sessions, name="sessions")
     plugins_command.register(app)
     demo_command.register(app)

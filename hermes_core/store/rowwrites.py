@@ -10,14 +10,15 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
 
-from hermes_hookspecs import ParentKind
+from hermes_hookspecs import Message, ParentKind
 
 from . import fulltext
 from .errors import InvalidTitle, SessionNotFound, TitleInUse
 from .ids import new_session_id
+from .rows import tool_calls_to_json
 from .titles import MAX_TITLE_LENGTH, cut_title, lineage_title, sanitize_title, split_lineage_title
 
 CREATABLE_FIELDS = frozenset({
@@ -174,6 +175,20 @@ def next_lineage_title(db: sqlite3.Connection, parent_title: str) -> str:
 def automatic_title(db: sqlite3.Connection, session_id: str, proposal: str) -> str | None:
     """Store an automatic title unless one exists by now: cut to 100 characters, made unique
     with a `` (2)``-style suffix (never ``#N``, which means lineage). Returns what was stored."""
+    candidate = unique_title(db, proposal, session_id)
+    if candidate is None:
+        return None
+    changed = db.execute(
+        "UPDATE sessions SET title = ?, title_source = 'auto' WHERE id = ? AND title IS NULL",
+        (candidate, session_id),
+    ).rowcount
+    return candidate if changed else None
+
+
+def unique_title(db: sqlite3.Connection, proposal: str, session_id: str) -> str | None:
+    """``proposal`` sanitised, cut to 100 characters and made unique among the other sessions
+    with a visible `` (2)``-style suffix (never ``#N``, which means lineage); None when the
+    proposal is empty once sanitised."""
     clean = sanitize_title(proposal)
     if clean is None:
         return None
@@ -185,11 +200,62 @@ def automatic_title(db: sqlite3.Connection, session_id: str, proposal: str) -> s
         number += 1
         suffix = f" ({number})"
         candidate = cut_title(clean, MAX_TITLE_LENGTH - len(suffix)) + suffix
-    changed = db.execute(
-        "UPDATE sessions SET title = ?, title_source = 'auto' WHERE id = ? AND title IS NULL",
-        (candidate, session_id),
-    ).rowcount
-    return candidate if changed else None
+    return candidate
+
+
+def insert_messages(
+    db: sqlite3.Connection, session_id: str, messages: Iterable[Message], default_timestamp: float
+) -> InsertedMessages:
+    """Insert messages with their index rows (a message without a timestamp gets
+    ``default_timestamp``). Session counters are the caller's business."""
+    rows = []
+    cjk_texts: list[str | None] = []
+    tool_calls = 0
+    has_assistant = False
+    last_timestamp: float | None = None
+    for message in messages:
+        timestamp = default_timestamp if message.timestamp is None else message.timestamp
+        last_timestamp = timestamp if last_timestamp is None else max(last_timestamp, timestamp)
+        rows.append(
+            (
+                session_id,
+                message.role,
+                message.content,
+                tool_calls_to_json(message.tool_calls),
+                message.tool_call_id,
+                message.tool_name,
+                message.reasoning,
+                timestamp,
+                message.token_count,
+                message.platform_message_id,
+            )
+        )
+        cjk_texts.append(fulltext.cjk_runs(message.content))
+        tool_calls += len(message.tool_calls)
+        has_assistant = has_assistant or message.role == "assistant"
+    if not rows:
+        return InsertedMessages(range(0), 0, False, None)
+    db.executemany(
+        "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, "
+        "tool_name, reasoning, timestamp, token_count, platform_message_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        rows,
+    )
+    # One writer holds the lock, so the new ids are the consecutive ones ending here.
+    last_id: int = db.execute("SELECT last_insert_rowid()").fetchone()[0]
+    first_id = last_id - len(rows) + 1
+    cjk_rows = [(first_id + i, text) for i, text in enumerate(cjk_texts) if text]
+    fulltext.index_new_messages(db, first_id, last_id, cjk_rows)
+    return InsertedMessages(range(first_id, last_id + 1), tool_calls, has_assistant, last_timestamp)
+
+
+class InsertedMessages(NamedTuple):
+    """What :func:`insert_messages` wrote."""
+
+    ids: range
+    tool_calls: int
+    has_assistant: bool
+    last_timestamp: float | None
 
 
 def with_delegates(db: sqlite3.Connection, session_ids: Sequence[str]) -> list[str]:

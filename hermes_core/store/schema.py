@@ -9,6 +9,9 @@ Version history:
 1. sessions, messages, the word index ``messages_fts``, system prompts, gateway routing,
    state_meta.
 2. ``messages_cjk``: a trigram index over only the CJK runs of messages (backfilled).
+3. ``import_files``: the import bookkeeping, one row per foreign log imported (path, size,
+   modification time, read cursor, foreign id, the session it became), so re-importing an
+   unchanged log does nothing and a grown one appends only its new turns (SPEC D).
 """
 
 from __future__ import annotations
@@ -114,6 +117,22 @@ CREATE VIRTUAL TABLE messages_cjk USING fts5(text, tokenize='trigram');
 """
 
 
+_V3 = """
+CREATE TABLE import_files (
+    path        TEXT PRIMARY KEY,
+    importer    TEXT NOT NULL,
+    size        INTEGER NOT NULL,
+    mtime_ns    INTEGER NOT NULL,
+    cursor      TEXT,
+    foreign_id  TEXT,
+    session_id  TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+    state       TEXT NOT NULL DEFAULT 'done' CHECK (state IN ('importing', 'done')),
+    imported_at REAL NOT NULL
+);
+CREATE INDEX idx_import_files_foreign ON import_files(importer, foreign_id);
+"""
+
+
 def _migrate_to_1(connection: sqlite3.Connection) -> None:
     for statement in _split_statements(_V1):
         connection.execute(statement)
@@ -125,7 +144,16 @@ def _migrate_to_2(connection: sqlite3.Connection) -> None:
     fulltext.rebuild_cjk_index(connection)
 
 
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_migrate_to_1, _migrate_to_2]
+def _migrate_to_3(connection: sqlite3.Connection) -> None:
+    for statement in _split_statements(_V3):
+        connection.execute(statement)
+
+
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _migrate_to_1,
+    _migrate_to_2,
+    _migrate_to_3,
+]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -32,7 +32,6 @@ from .rows import (
     SESSION_COLUMNS_QUALIFIED,
     message_from_row,
     session_from_row,
-    tool_calls_to_json,
 )
 from .schema import migrate
 
@@ -439,70 +438,37 @@ class SessionStore:
         Message rows and their index rows are written together: a crash leaves either the
         whole batch or none of it.
         """
-        now = time.time()
-        rows = []
-        cjk_texts: list[str | None] = []
-        tool_calls = 0
-        has_assistant = False
-        last_timestamp = None
-        for message in messages:
-            timestamp = now if message.timestamp is None else message.timestamp
-            last_timestamp = timestamp if last_timestamp is None else max(last_timestamp, timestamp)
-            rows.append(
-                (
-                    session_id,
-                    message.role,
-                    message.content,
-                    tool_calls_to_json(message.tool_calls),
-                    message.tool_call_id,
-                    message.tool_name,
-                    message.reasoning,
-                    timestamp,
-                    message.token_count,
-                    message.platform_message_id,
-                )
-            )
-            cjk_texts.append(fulltext.cjk_runs(message.content))
-            tool_calls += len(message.tool_calls)
-            has_assistant = has_assistant or message.role == "assistant"
-        if not rows:
+        batch = list(messages)
+        if not batch:
             return range(0)
         with write_transaction(self._connection) as db:
             state = db.execute(
-                "UPDATE sessions SET message_count = message_count + ?, "
-                "tool_call_count = tool_call_count + ?, "
-                "last_active_at = max(last_active_at, ?) WHERE id = ? "
-                "RETURNING title IS NULL, message_count",
-                (len(rows), tool_calls, last_timestamp, session_id),
+                "SELECT title IS NULL, message_count FROM sessions WHERE id = ?", (session_id,)
             ).fetchone()
             if state is None:
                 raise SessionNotFound(f"no session {session_id}")
-            untitled, count = state
+            untitled, count_before = state
             first_exchange = (
                 untitled
-                and has_assistant
-                and count <= AUTO_TITLE_WINDOW
+                and count_before + len(batch) <= AUTO_TITLE_WINDOW
+                and any(message.role == "assistant" for message in batch)
                 and db.execute(
                     "SELECT 1 FROM messages WHERE session_id = ? AND role = 'assistant' LIMIT 1",
                     (session_id,),
                 ).fetchone()
                 is None
             )
-            db.executemany(
-                "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, "
-                "tool_name, reasoning, timestamp, token_count, platform_message_id) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
+            inserted = rowwrites.insert_messages(db, session_id, batch, time.time())
+            db.execute(
+                "UPDATE sessions SET message_count = message_count + ?, "
+                "tool_call_count = tool_call_count + ?, "
+                "last_active_at = max(last_active_at, ?) WHERE id = ?",
+                (len(batch), inserted.tool_calls, inserted.last_timestamp, session_id),
             )
-            # One writer holds the lock, so the new ids are the consecutive ones ending here.
-            last_id: int = db.execute("SELECT last_insert_rowid()").fetchone()[0]
-            first_id = last_id - len(rows) + 1
-            cjk_rows = [(first_id + i, text) for i, text in enumerate(cjk_texts) if text]
-            fulltext.index_new_messages(db, first_id, last_id, cjk_rows)
         self._after_write()
         if first_exchange and self._events is not None:
             self._start_auto_title(session_id)
-        return range(first_id, last_id + 1)
+        return inserted.ids
 
     def update_message_content(self, message_id: int, content: str) -> None:
         """Replace a message's text, keeping the indexes in step."""

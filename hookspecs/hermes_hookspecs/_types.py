@@ -162,6 +162,11 @@ class SessionRecord:
     messages: list[Message]
     children: tuple[str, ...] = ()
     """Ids of delegate/subagent sessions working for this one."""
+    lineage: tuple[str, ...] = ()
+    """With ``--lineage logical``: the ids of the compression lineage this record joins into
+    one conversation, oldest first. ``session`` is then the first session carrying the end,
+    last activity, counts and totals of the whole lineage; ``messages`` run across all of
+    them and each message's ``session_id`` names its segment. Empty for a single session."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ def test_new_store_is_at_the_current_schema_version(tmp_path: Path) -> None:
         "system_prompts",
         "state_meta",
         "messages_cjk",
+        "import_files",
     } <= tables
 
 
@@ -105,7 +106,7 @@ def test_v1_store_is_migrated_and_its_cjk_text_indexed(tmp_path: Path) -> None:
     path = tmp_path / STATE_DB_NAME
     _build_v1_store(path)
     with SessionStore.open(tmp_path) as store:
-        assert _pragma(store, "user_version") == 2 == SCHEMA_VERSION
+        assert _pragma(store, "user_version") == SCHEMA_VERSION
         db = store.connection
         assert cjk_ids(db, "纠缠的") == [1]
         assert cjk_ids(db, "東京の") == [4]

@@ -1,0 +1,322 @@
+"""``hermes sessions import`` (SPEC I1–I3, D): bring other tools' sessions into the store.
+
+* ``import PATH…`` — each file (the importer is found with ``sniff``; ``--from`` overrides);
+  a directory means every log under it that an importer recognises.
+* ``import --all`` — everything every installed importer (or the ``--from`` one) discovers in
+  its default place, with a progress line on a terminal. Files already imported and unchanged
+  are only counted.
+* bare, on a terminal — a picker over everything discovered, newest first (Tab marks several).
+* bare, without a terminal — a hint on stderr and exit code 2 (nothing to do without a PATH or
+  ``--all``).
+
+Each imported session prints its id and a ready-to-paste ``hermes --resume <id>``; the run
+ends with a summary line. Exit code 1 when some file failed (missing, unreadable, not
+recognised) and none was imported, appended or found already imported; 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from .context import cli_context
+from .errors import UserError, handle_user_errors
+
+if TYPE_CHECKING:
+    from hermes_hookspecs import Importer
+
+    from hermes_core.importing import FileOutcome, FoundLog, ImportRun, ImportSummary
+
+EXIT_NOTHING_TO_DO = 2
+
+HINT = """\
+hermes: nothing to import without a terminal to pick on. Try:
+  hermes sessions import --all                 import every log found (Claude Code, Codex CLI…)
+  hermes sessions import PATH…                 import these files (or every log under a folder)
+  hermes sessions import --from claude --all   only one tool's logs"""
+
+
+def register(sessions: typer.Typer) -> None:
+    """Add ``import`` to the ``sessions`` group."""
+
+    @sessions.command("import")
+    @handle_user_errors
+    def import_(
+        ctx: typer.Context,
+        paths: Annotated[
+            list[Path] | None,
+            typer.Argument(
+                metavar="[PATH]...",
+                help="Log files to import, or folders to import every log under.",
+            ),
+        ] = None,
+        from_: Annotated[
+            str | None,
+            typer.Option(
+                "--from",
+                metavar="NAME",
+                help="The importer to use (claude, codex…): overrides detection, limits --all "
+                "and the picker to that tool.",
+                autocompletion=lambda: ["claude", "codex"],
+            ),
+        ] = None,
+        all_: Annotated[
+            bool,
+            typer.Option(
+                "--all", help="Import every log the installed importers find (idempotent)."
+            ),
+        ] = False,
+    ) -> None:
+        """Import sessions from other agent CLIs (Claude Code, Codex CLI…) as ended sessions;
+        re-importing skips unchanged logs and appends the new turns of grown ones."""
+        from hermes_core.importing import ImportRun, ImportSummary
+
+        from .picker import is_interactive
+
+        if paths and all_:
+            raise UserError("give PATHs or --all, not both")
+        context = cli_context(ctx)
+        importers = context.host.importers()
+        forced = context.host.importer(from_) if from_ else None
+        if not importers:
+            raise UserError(
+                "no importer is installed (pip install hermes-import-claude hermes-import-codex)"
+            )
+        if not paths and not all_ and not is_interactive():
+            typer.echo(HINT, err=True)
+            raise typer.Exit(EXIT_NOTHING_TO_DO)
+        run = ImportRun(context.store.connection)
+        summary = ImportSummary()
+        if paths:
+            _import_paths(run, summary, paths, importers, forced)
+        elif all_:
+            _import_everything(run, summary, importers, from_)
+        else:
+            chosen = _pick(importers, from_)
+            if chosen is None:
+                return
+            for log in chosen:
+                _report(run.import_file(log.candidate.path, log.importer), summary)
+        typer.echo(summary.line())
+        skipped = summary.skipped_line()
+        if skipped:
+            typer.echo(skipped)
+        if summary.failed and not summary.succeeded:
+            raise typer.Exit(1)
+
+
+# ---------------------------------------------------------------------- the three ways
+
+
+def _import_paths(
+    run: ImportRun,
+    summary: ImportSummary,
+    paths: Iterable[Path],
+    importers: Mapping[str, Importer],
+    forced: Importer | None,
+) -> None:
+    from hermes_core.importing import FileOutcome, FileStatus, importer_for_path
+    from hermes_core.importing.files import walk_regular_files
+
+    known = ", ".join(sorted(importers))
+    for given in paths:
+        path = given.expanduser()
+        try:
+            mode = os.stat(path).st_mode
+        except OSError as error:
+            reason = "no such file" if not os.path.lexists(path) else error.strerror or str(error)
+            _report(
+                FileOutcome(path, FileStatus.UNREADABLE, detail=f"cannot read: {reason}"), summary
+            )
+            continue
+        if stat.S_ISDIR(mode):
+            found = 0
+            for file in walk_regular_files(path):
+                importer = forced or importer_for_path(file, importers)
+                if importer is None:
+                    continue
+                found += 1
+                _report(run.import_file(file, importer), summary)
+            if not found:
+                _report(
+                    FileOutcome(
+                        path,
+                        FileStatus.UNRECOGNISED,
+                        detail=f"no log any importer reads was found under it ({known})",
+                    ),
+                    summary,
+                )
+            continue
+        if not stat.S_ISREG(mode):
+            _report(
+                FileOutcome(path, FileStatus.UNREADABLE, detail="cannot read: not a regular file"),
+                summary,
+            )
+            continue
+        importer = forced or importer_for_path(path, importers)
+        if importer is None:
+            _report(
+                FileOutcome(
+                    path,
+                    FileStatus.UNRECOGNISED,
+                    detail=f"no installed importer recognises it (try --from NAME: {known})",
+                ),
+                summary,
+            )
+            continue
+        _report(run.import_file(path, importer), summary)
+
+
+def _import_everything(
+    run: ImportRun, summary: ImportSummary, importers: Mapping[str, Importer], only: str | None
+) -> None:
+    """``--all``: stat every discovered file; read only the new and grown ones."""
+    from hermes_core.importing import FileOutcome, FileStatus, gather_candidates
+
+    found = gather_candidates(importers, os.environ, only=only, on_error=_discovery_failed)
+    progress = _Progress(len(found)) if sys.stderr.isatty() else None
+    for index, log in enumerate(found, start=1):
+        path = log.candidate.path
+        try:
+            known = run.quick_check(path)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            outcome = FileOutcome(path, FileStatus.UNREADABLE, detail=f"cannot read: {reason}")
+        else:
+            if known is not None:
+                summary.add(known)  # counted, not listed: --all is run again and again
+                if progress is not None:
+                    progress.show(index)
+                continue
+            outcome = run.import_file(path, log.importer)
+        if progress is not None:
+            progress.clear()
+        _report(outcome, summary)
+        if progress is not None:
+            progress.show(index)
+    if progress is not None:
+        progress.finish()
+    if not found:
+        typer.echo("No sessions found to import.")
+
+
+def _pick(importers: Mapping[str, Importer], only: str | None) -> list[FoundLog] | None:
+    """The bare command on a terminal: the picker over everything discovered."""
+    from hermes_core.importing import described, gather_candidates
+
+    from .picker import PickerRow, filter_rows, pick
+
+    found = [
+        described(log)
+        for log in gather_candidates(importers, os.environ, only=only, on_error=_discovery_failed)
+    ]
+    if not found:
+        typer.echo("No sessions found to import.")
+        return None
+    rows = [
+        PickerRow(str(index), candidate_cells(log), str(log.candidate.path))
+        for index, log in enumerate(found)
+    ]
+    chosen = pick(
+        lambda typed: filter_rows(rows, typed),
+        title="Import sessions — type to filter, Tab marks several",
+        header=("Date", "Tool", "Title", "Folder", "Turns"),
+        multi=True,
+    )
+    if not chosen:
+        typer.echo("Nothing imported.")
+        return None
+    return [found[int(key)] for key in chosen]
+
+
+def candidate_cells(log: FoundLog) -> tuple[str, str, str, str, str]:
+    """The picker's cells for one discovered log: date, tool, title, cwd folder, turns."""
+    candidate = log.candidate
+    moment = candidate.started_at or candidate.ended_at
+    when = time.strftime("%Y-%m-%d %H:%M", time.localtime(moment)) if moment else "—"
+    folder = Path(candidate.cwd).name if candidate.cwd else "—"
+    turns = str(candidate.turn_count) if candidate.turn_count is not None else "?"
+    title = candidate.title_guess or candidate.foreign_id
+    return (when, getattr(log.importer, "label", log.importer.name), title, folder, turns)
+
+
+# ---------------------------------------------------------------------- output
+
+
+def _report(outcome: FileOutcome, summary: ImportSummary) -> None:
+    """Print what happened to one file and add it to the summary."""
+    from hermes_core.importing import FileStatus
+
+    summary.add(outcome)
+    status = outcome.status
+    label = outcome.label or outcome.importer or "foreign"
+    if status is FileStatus.IMPORTED:
+        for stored in outcome.top_level:
+            what = "session (restored)" if stored.restored else "session"
+            typer.echo(f"✓ Imported {label} {what} as {stored.session_id}: {stored.title or '—'}")
+            typer.echo(f"  Continue it with:  hermes --resume {stored.session_id}")
+        _report_delegates(outcome)
+    elif status is FileStatus.APPENDED:
+        main = outcome.sessions[0]
+        typer.echo(
+            f"↻ Appended {main.messages} new message(s) to {main.session_id} from {outcome.path}"
+        )
+        typer.echo(f"  Continue it with:  hermes --resume {main.session_id}")
+        _report_delegates(outcome)
+    elif status is FileStatus.UNCHANGED:
+        typer.echo(f"= {outcome.path}: {outcome.detail}")
+    elif status is FileStatus.NO_CONVERSATION:
+        typer.echo(f"– {outcome.path}: no conversation")
+    elif status is FileStatus.CHANGED:
+        typer.echo(f"! {outcome.path}: {outcome.detail}")
+    else:
+        typer.echo(f"hermes: {outcome.path}: {outcome.detail}", err=True)
+    for note in outcome.notes:
+        typer.echo(f"  note: {note}")
+
+
+def _report_delegates(outcome: FileOutcome) -> None:
+    delegates = [stored for stored in outcome.sessions[1:] if stored.delegate]
+    if delegates:
+        ids = ", ".join(stored.session_id for stored in delegates)
+        typer.echo(f"  with {len(delegates)} subagent session(s) as delegates: {ids}")
+
+
+def _discovery_failed(importer: str, error: Exception) -> None:
+    typer.echo(f"hermes: importer '{importer}' could not look for logs: {error}", err=True)
+
+
+class _Progress:
+    """A one-line progress bar on stderr (only drawn on a terminal)."""
+
+    WIDTH = 30
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self._last = 0.0
+
+    def show(self, done: int) -> None:
+        now = time.monotonic()
+        if done < self.total and now - self._last < 0.1:
+            return
+        self._last = now
+        filled = self.WIDTH * done // max(1, self.total)
+        bar = "█" * filled + "·" * (self.WIDTH - filled)
+        sys.stderr.write(f"\rImporting [{bar}] {done}/{self.total} files")
+        sys.stderr.flush()
+
+    def clear(self) -> None:
+        sys.stderr.write("\r\x1b[2K")
+        sys.stderr.flush()
+
+    def finish(self) -> None:
+        self.show(self.total)
+        sys.stderr.write("\n")
+        sys.stderr.flush()

@@ -1,0 +1,127 @@
+"""What an import reports: one :class:`FileOutcome` per file, and the run's summary."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+
+class FileStatus(Enum):
+    """What happened to one file."""
+
+    IMPORTED = "imported"
+    APPENDED = "appended"
+    UNCHANGED = "unchanged"
+    NO_CONVERSATION = "no conversation"
+    CHANGED = "changed"
+    """Rewritten since its import (not appended to): left alone."""
+    UNREADABLE = "unreadable"
+    UNRECOGNISED = "unrecognised"
+    """No installed importer reads it."""
+
+
+FAILURES = frozenset({FileStatus.UNREADABLE, FileStatus.UNRECOGNISED})
+
+
+@dataclass(slots=True)
+class StoredSession:
+    """One session an import wrote (or appended to)."""
+
+    session_id: str
+    title: str | None
+    messages: int
+    """Messages written by this import."""
+    delegate: bool = False
+    restored: bool = False
+    """Kept its own id (a backup restore)."""
+
+
+@dataclass(slots=True)
+class FileOutcome:
+    """The result of importing one file."""
+
+    path: Path
+    status: FileStatus
+    importer: str | None = None
+    label: str | None = None
+    """The importer's human label (``Claude Code``)."""
+    sessions: list[StoredSession] = field(default_factory=list)
+    """The sessions written, the file's own (top-level) ones first."""
+    session_id: str | None = None
+    """The file's session: the one created, appended to, or found already imported."""
+    detail: str = ""
+    """Why a file was skipped or could not be read."""
+    notes: list[str] = field(default_factory=list)
+    """Things worth a line: a backup session already in the store, a title given a suffix."""
+    warnings: Counter[str] = field(default_factory=Counter)
+    """Skipped input by reason (``malformed line``, ``unknown record type``…)."""
+
+    @property
+    def top_level(self) -> list[StoredSession]:
+        return [stored for stored in self.sessions if not stored.delegate]
+
+    @property
+    def delegates(self) -> list[StoredSession]:
+        return [stored for stored in self.sessions if stored.delegate]
+
+
+def is_malformed(reason: str) -> bool:
+    """Whether a warning counts as a malformed line in the summary."""
+    lowered = reason.lower()
+    return "malformed" in lowered or "utf-8" in lowered or "invalid" in lowered
+
+
+@dataclass(slots=True)
+class ImportSummary:
+    """Totals over a run."""
+
+    files: Counter[FileStatus] = field(default_factory=Counter)
+    warnings: Counter[str] = field(default_factory=Counter)
+    sessions_written: int = 0
+
+    def add(self, outcome: FileOutcome) -> None:
+        self.files[outcome.status] += 1
+        self.warnings.update(outcome.warnings)
+        self.sessions_written += len(outcome.sessions)
+
+    @property
+    def malformed_lines(self) -> int:
+        return sum(count for reason, count in self.warnings.items() if is_malformed(reason))
+
+    @property
+    def succeeded(self) -> int:
+        """Files imported, appended to, or found already imported."""
+        return sum(
+            self.files[status]
+            for status in (FileStatus.IMPORTED, FileStatus.APPENDED, FileStatus.UNCHANGED)
+        )
+
+    @property
+    def failed(self) -> int:
+        return sum(self.files[status] for status in FAILURES)
+
+    def line(self) -> str:
+        """``Summary: 2 imported, 1 appended, …`` — every count, zeros included, so the line
+        reads the same in every run."""
+        files = self.files
+        parts = [
+            f"{files[FileStatus.IMPORTED]} imported",
+            f"{files[FileStatus.APPENDED]} appended",
+            f"{files[FileStatus.UNCHANGED]} unchanged",
+            f"{files[FileStatus.NO_CONVERSATION]} with no conversation",
+            f"{self.malformed_lines} malformed line(s) skipped",
+            f"{files[FileStatus.UNREADABLE] + files[FileStatus.UNRECOGNISED]} unreadable",
+        ]
+        if files[FileStatus.CHANGED]:
+            parts.append(f"{files[FileStatus.CHANGED]} changed since import (skipped)")
+        return "Summary: " + ", ".join(parts) + "."
+
+    def skipped_line(self) -> str | None:
+        """The other skipped input by reason, when there was any."""
+        others = [
+            f"{count} {reason}" for reason, count in sorted(self.warnings.items())
+            if not is_malformed(reason)
+        ]  # fmt: skip
+        return "Skipped input: " + ", ".join(others) + "." if others else None

@@ -1,0 +1,374 @@
+"""Importing one file end to end: bookkeeping first, the importer only when needed.
+
+For each file the run stats it (one ``stat``), compares it with the bookkeeping loaded once
+for the whole run, and then:
+
+* unchanged (same size) → nothing is opened: "already imported as <id>";
+* grown, with a cursor → the importer reads from the cursor; new turns are appended to the
+  same session, and delegate transcripts not seen before are added;
+* rewritten (shrunk, or grown without a cursor) → left alone and reported ("changed since
+  its import"); deleting the session and the bookkeeping row (re-import after ``delete``) is
+  the way to take the new version. Backups (snapshot sessions) are simply read again: their
+  sessions are matched by id;
+* interrupted (a crash left the mark ``importing``) → the partial session is deleted and the
+  file imported again;
+* new → imported; the file's first top-level session is the one its bookkeeping points to.
+
+Errors reading a file become an ``unreadable`` outcome; the run goes on.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from hermes_hookspecs import ImportedSession, Importer
+
+from hermes_core.store.imports import (
+    ImportFileRecord,
+    delegate_of_foreign_id,
+    discard_partial_import,
+    load_import_files,
+    session_of_foreign_id,
+    update_import_file,
+)
+
+from .conversations import append_to_conversation, store_new_conversation
+from .files import Change, FileStamp, compare, stamp_of
+from .outcomes import FileOutcome, FileStatus, StoredSession
+from .snapshots import restore_snapshot
+
+
+class ImportRun:
+    """One ``hermes sessions import`` invocation over a store: holds the bookkeeping, loaded
+    in one query, and keeps it current as files are imported."""
+
+    def __init__(
+        self, connection: sqlite3.Connection, *, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._connection = connection
+        self._clock = clock
+        self.records: dict[str, ImportFileRecord] = load_import_files(connection)
+
+    def bookkeeping_key(self, path: Path) -> str:
+        """The key a file is remembered by: its absolute path (symlinks not resolved, so a
+        log reached through a link is the same log next time)."""
+        return str(path.absolute())
+
+    def quick_check(self, path: Path) -> FileOutcome | None:
+        """The outcome of ``path`` when the bookkeeping alone decides it (unchanged, or
+        changed since import), without opening it; None when it must be read. Raises
+        ``OSError`` when it cannot even be stat'ed."""
+        record = self.records.get(self.bookkeeping_key(path))
+        change = compare(stamp_of(path), record)
+        if record is None or change is not Change.UNCHANGED:
+            return None
+        return _unchanged(path, record, None)
+
+    def import_file(self, path: Path, importer: Importer) -> FileOutcome:
+        """Import ``path`` with ``importer`` (see the module docstring)."""
+        key = self.bookkeeping_key(path)
+        label = getattr(importer, "label", importer.name)
+        try:
+            stamp = stamp_of(path)
+        except OSError as error:
+            return _unreadable(path, importer, error)
+        record = self.records.get(key)
+        change = compare(stamp, record)
+        if record is not None and change is Change.UNCHANGED:
+            if stamp.mtime_ns != record.mtime_ns:
+                record = _restamped(record, stamp)
+                update_import_file(self._connection, record)
+                self.records[key] = record
+            return _unchanged(path, record, label)
+        if record is not None and change is Change.INTERRUPTED:
+            discard_partial_import(self._connection, record)
+            del self.records[key]
+            record, change = None, Change.NEW
+        outcome = FileOutcome(path=path, status=FileStatus.IMPORTED, importer=importer.name)
+        outcome.label = label
+        try:
+            if record is not None and change is Change.GROWN:
+                if record.session_id is None:
+                    outcome.status = FileStatus.CHANGED
+                    outcome.detail = "grew since its import, but its session was deleted; skipped"
+                    return outcome
+                self._append(path, importer, key, stamp, record, outcome)
+            elif record is not None and change is Change.CHANGED:
+                self._reimport_changed(path, importer, key, stamp, record, outcome)
+            else:
+                self._import_new(path, importer, key, stamp, outcome)
+        except (OSError, UnicodeError) as error:
+            if outcome.sessions:
+                # Part was stored before the error; the bookkeeping still says "importing",
+                # so the next import redoes the file cleanly.
+                outcome.notes.append(f"stopped early: {_reason(error)}")
+            return _unreadable(path, importer, error, outcome)
+        return outcome
+
+    # ------------------------------------------------------------------ the three paths
+
+    def _import_new(
+        self,
+        path: Path,
+        importer: Importer,
+        key: str,
+        stamp: FileStamp,
+        outcome: FileOutcome,
+    ) -> None:
+        imported_at = self._clock()
+        pending = ImportFileRecord(
+            path=key,
+            importer=importer.name,
+            size=stamp.size,
+            mtime_ns=stamp.mtime_ns,
+            cursor=None,
+            foreign_id=None,
+            session_id=None,
+            state="importing",
+            imported_at=imported_at,
+        )
+        owner: ImportedSession | None = None
+        owner_id: str | None = None
+        by_foreign_id: dict[str, str] = {}
+        for imported in importer.read(path, None):
+            if imported.snapshot is not None:
+                restored = restore_snapshot(self._connection, imported)
+                outcome.notes.extend(restored.notes)
+                if restored.stored is not None:
+                    outcome.sessions.append(restored.stored)
+                    owner_id = owner_id or restored.stored.session_id
+                owner = owner or imported
+                outcome.warnings.update(imported.warnings)
+                continue
+            parent_id = None
+            if imported.parent_foreign_id is not None:
+                parent_id = by_foreign_id.get(imported.parent_foreign_id) or session_of_foreign_id(
+                    self._connection, importer.name, imported.parent_foreign_id
+                )
+                known = parent_id and delegate_of_foreign_id(
+                    self._connection, parent_id, imported.foreign_id
+                )
+                if known:  # a subagent file given on its own, imported with its session
+                    outcome.notes.append(f"already imported as {known}")
+                    owner_id = owner_id or known
+                    owner = owner or imported
+                    continue
+            first_of_file = owner is None
+            stored = store_new_conversation(
+                self._connection,
+                imported,
+                importer=importer.name,
+                path=path,
+                imported_at=imported_at,
+                parent_session_id=parent_id,
+                bookkeeping=pending if first_of_file else None,
+                fallback_title=f"Imported from {outcome.label}",
+            )
+            outcome.warnings.update(imported.warnings)
+            if first_of_file:
+                owner = imported
+            if stored is None:
+                continue
+            by_foreign_id[imported.foreign_id] = stored.session_id
+            outcome.sessions.append(stored)
+            if first_of_file:
+                owner_id = stored.session_id
+        if outcome.sessions:
+            outcome.status = FileStatus.IMPORTED
+        elif owner_id is not None:
+            outcome.status = FileStatus.UNCHANGED
+            outcome.detail = f"already imported as {owner_id}"
+            outcome.notes = [n for n in outcome.notes if not n.startswith("already imported as")]
+        elif outcome.notes:
+            outcome.status = FileStatus.UNCHANGED
+            outcome.detail = "every session in it is already in this store"
+        else:
+            outcome.status = FileStatus.NO_CONVERSATION
+            outcome.detail = "no conversation"
+        outcome.session_id = owner_id
+        # Only a conversation keeps a cursor and foreign id: a file that held nothing is read
+        # whole again once it changes, and a backup's sessions are matched by their ids.
+        keeps_position = (
+            owner is not None and owner.snapshot is None and outcome.status is FileStatus.IMPORTED
+        )
+        self._remember(
+            key,
+            importer,
+            stamp,
+            cursor=owner.cursor if keeps_position and owner is not None else None,
+            foreign_id=owner.foreign_id if keeps_position and owner is not None else None,
+            session_id=owner_id,
+            imported_at=imported_at,
+        )
+
+    def _append(
+        self,
+        path: Path,
+        importer: Importer,
+        key: str,
+        stamp: FileStamp,
+        record: ImportFileRecord,
+        outcome: FileOutcome,
+    ) -> None:
+        assert record.session_id is not None
+        now = self._clock()
+        outcome.status = FileStatus.APPENDED
+        outcome.session_id = record.session_id
+        cursor = record.cursor
+        owner_seen = False
+        appended = 0
+        for imported in importer.read(path, record.cursor):
+            if imported.snapshot is not None:
+                restored = restore_snapshot(self._connection, imported)
+                outcome.notes.extend(restored.notes)
+                if restored.stored is not None:
+                    outcome.sessions.append(restored.stored)
+                    appended += restored.stored.messages
+                cursor = imported.cursor or cursor
+                outcome.warnings.update(imported.warnings)
+                continue
+            if not owner_seen and imported.parent_foreign_id is None:
+                owner_seen = True
+                appended += append_to_conversation(
+                    self._connection, record.session_id, imported, appended_at=now
+                )
+                cursor = imported.cursor or cursor
+                outcome.warnings.update(imported.warnings)
+                continue
+            parent_id = record.session_id
+            if imported.parent_foreign_id not in (None, record.foreign_id):
+                parent_id = (
+                    session_of_foreign_id(
+                        self._connection, importer.name, imported.parent_foreign_id or ""
+                    )
+                    or record.session_id
+                )
+            if delegate_of_foreign_id(self._connection, parent_id, imported.foreign_id):
+                continue  # imported with the file the first time: its iterator stays unread
+            stored = store_new_conversation(
+                self._connection,
+                imported,
+                importer=importer.name,
+                path=path,
+                imported_at=now,
+                parent_session_id=parent_id,
+                fallback_title=f"Imported from {outcome.label}",
+            )
+            outcome.warnings.update(imported.warnings)
+            if stored is not None:
+                outcome.sessions.append(stored)
+        outcome.sessions.insert(
+            0, StoredSession(session_id=record.session_id, title=None, messages=appended)
+        )
+        if appended == 0 and len(outcome.sessions) == 1:
+            outcome.status = FileStatus.UNCHANGED
+            outcome.detail = _already(record) + " (no new turns)"
+        self._remember(
+            key,
+            importer,
+            stamp,
+            cursor=cursor,
+            foreign_id=record.foreign_id,
+            session_id=record.session_id,
+            imported_at=record.imported_at,
+        )
+
+    def _reimport_changed(
+        self,
+        path: Path,
+        importer: Importer,
+        key: str,
+        stamp: FileStamp,
+        record: ImportFileRecord,
+        outcome: FileOutcome,
+    ) -> None:
+        if record.foreign_id is not None:
+            outcome.status = FileStatus.CHANGED
+            outcome.session_id = record.session_id
+            outcome.detail = (
+                f"changed since it was imported as {record.session_id or 'a deleted session'} "
+                "(rewritten, not appended to); skipped"
+            )
+            return
+        # A backup file (its sessions carry their own ids) or a file that held nothing:
+        # reading it again is safe.
+        self._import_new(path, importer, key, stamp, outcome)
+
+    def _remember(
+        self,
+        key: str,
+        importer: Importer,
+        stamp: FileStamp,
+        *,
+        cursor: str | None,
+        foreign_id: str | None,
+        session_id: str | None,
+        imported_at: float,
+    ) -> None:
+        record = ImportFileRecord(
+            path=key,
+            importer=importer.name,
+            size=stamp.size,
+            mtime_ns=stamp.mtime_ns,
+            cursor=cursor,
+            foreign_id=foreign_id,
+            session_id=session_id,
+            state="done",
+            imported_at=imported_at,
+        )
+        update_import_file(self._connection, record)
+        self.records[key] = record
+
+
+def _restamped(record: ImportFileRecord, stamp: FileStamp) -> ImportFileRecord:
+    return ImportFileRecord(
+        path=record.path,
+        importer=record.importer,
+        size=stamp.size,
+        mtime_ns=stamp.mtime_ns,
+        cursor=record.cursor,
+        foreign_id=record.foreign_id,
+        session_id=record.session_id,
+        state=record.state,
+        imported_at=record.imported_at,
+    )
+
+
+def _unchanged(path: Path, record: ImportFileRecord, label: str | None) -> FileOutcome:
+    """The outcome of a file its bookkeeping says is unchanged (nothing is opened)."""
+    empty = record.session_id is None and record.foreign_id is None
+    return FileOutcome(
+        path=path,
+        status=FileStatus.NO_CONVERSATION if empty else FileStatus.UNCHANGED,
+        importer=record.importer,
+        label=label,
+        session_id=record.session_id,
+        detail=_already(record),
+    )
+
+
+def _already(record: ImportFileRecord) -> str:
+    if record.session_id is None:
+        if record.foreign_id is None:
+            return "already read: no conversation"
+        return "imported before; its session has since been deleted"
+    return f"already imported as {record.session_id}"
+
+
+def _reason(error: BaseException) -> str:
+    if isinstance(error, OSError):
+        return error.strerror or str(error)
+    return str(error)
+
+
+def _unreadable(
+    path: Path, importer: Importer, error: BaseException, outcome: FileOutcome | None = None
+) -> FileOutcome:
+    result = outcome or FileOutcome(path=path, status=FileStatus.UNREADABLE)
+    result.status = FileStatus.UNREADABLE
+    result.importer = importer.name
+    result.detail = f"cannot read: {_reason(error)}"
+    return result

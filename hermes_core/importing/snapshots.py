@@ -1,0 +1,110 @@
+"""Restoring sessions from a backup: the snapshot mode of ``ImportedSession``.
+
+A backup importer (the ``jsonl`` importer) sets ``snapshot`` to the session as it was stored.
+The session keeps its id, title, timestamps, lineage, pin and archive flags, model, tokens and
+metadata, and its messages keep their own timestamps. Restoring never fails over a clash:
+
+* a session whose id already exists is skipped ("already in this store");
+* a title used by a different session gets a visible `` (2)``-style suffix, reported;
+* a parent that is not in this store is left out of the lineage, reported.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+
+from hermes_hookspecs import ImportedSession, Session
+
+from hermes_core.store import rowwrites
+from hermes_core.store.imports import (
+    ImportedTotals,
+    append_imported_messages,
+    create_imported_session,
+    finish_imported_session,
+)
+
+from .batches import message_batches
+from .outcomes import StoredSession
+
+_KEPT_FIELDS = (
+    "user_id", "model", "cwd", "git_branch", "git_repo_root", "chat_id", "chat_type",
+    "thread_id", "session_key", "billing_provider", "cost_actual_usd", "cost_estimated_usd",
+    "input_tokens", "output_tokens", "ended_at", "end_reason", "last_active_at",
+)  # fmt: skip
+
+
+@dataclass(slots=True)
+class RestoredSnapshot:
+    """What restoring one snapshot did."""
+
+    stored: StoredSession | None
+    """None when the session was already in the store."""
+    notes: list[str] = field(default_factory=list)
+
+
+def restore_snapshot(connection: sqlite3.Connection, imported: ImportedSession) -> RestoredSnapshot:
+    """Store the snapshot session of ``imported`` with its own id and messages."""
+    snapshot = imported.snapshot
+    assert snapshot is not None, "restore_snapshot needs ImportedSession.snapshot"
+    if rowwrites.session_exists(connection, snapshot.id):
+        return RestoredSnapshot(None, [f"session {snapshot.id} is already in this store; skipped"])
+    notes: list[str] = []
+    parent_id, parent_kind = snapshot.parent_session_id, snapshot.parent_kind
+    if parent_id is not None and not rowwrites.session_exists(connection, parent_id):
+        notes.append(
+            f"session {snapshot.id}: its parent {parent_id} is not in this store; "
+            "restored without that link"
+        )
+        parent_id, parent_kind = None, None
+    if parent_id is None:
+        parent_kind = None
+    elif parent_kind is None:
+        parent_kind = "branch"
+    session_id = create_imported_session(
+        connection,
+        source=snapshot.source,
+        started_at=snapshot.started_at,
+        session_id=snapshot.id,
+        parent_session_id=parent_id,
+        parent_kind=parent_kind,
+        metadata=snapshot.metadata or None,
+        model_config=snapshot.model_config,
+        system_prompt=snapshot.system_prompt,
+        fields=_kept_fields(snapshot),
+    )
+    written = 0
+    for batch in message_batches(iter(imported.messages), first_timestamp=snapshot.started_at):
+        written += append_imported_messages(
+            connection, session_id, batch, default_timestamp=snapshot.started_at
+        )
+    title = finish_imported_session(
+        connection,
+        session_id,
+        ImportedTotals(title_proposal=snapshot.title, ended_at=None, end_reason=None),
+        title_source=snapshot.title_source or "import",
+    )
+    if snapshot.title is not None and title != snapshot.title:
+        notes.append(
+            f"session {snapshot.id}: the title '{snapshot.title}' is used by another session; "
+            f"restored as '{title}'"
+        )
+    return RestoredSnapshot(
+        StoredSession(
+            session_id=session_id,
+            title=title,
+            messages=written,
+            delegate=parent_kind == "delegate",
+            restored=True,
+        ),
+        notes,
+    )
+
+
+def _kept_fields(snapshot: Session) -> dict[str, object]:
+    fields: dict[str, object] = {name: getattr(snapshot, name) for name in _KEPT_FIELDS}
+    fields["pinned"] = int(snapshot.pinned)
+    fields["archived"] = int(snapshot.archived)
+    if fields["last_active_at"] is None:
+        fields["last_active_at"] = snapshot.ended_at or snapshot.started_at
+    return fields

@@ -1,0 +1,264 @@
+"""Store writes for imported sessions, and the import bookkeeping (schema v3, SPEC D).
+
+An import streams: the session row is created first, messages follow in batches (one write
+transaction each, with their index rows and the session's counters), and the last step sets
+the title, the end and the totals together with the bookkeeping row of the file. Unlike
+:meth:`SessionStore.append_messages`, nothing here asks for an automatic title: an imported
+session is titled by its importer.
+
+A file being imported has a bookkeeping row in state ``importing`` from the moment its session
+row exists; a crash mid-import leaves that mark, and the next import of the file deletes the
+partial session before starting again (:func:`discard_partial_import`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from hermes_hookspecs import Message, ParentKind
+
+from . import rowwrites
+from .connection import write_transaction
+
+ImportState = Literal["importing", "done"]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportFileRecord:
+    """What the store remembers of one imported foreign file."""
+
+    path: str
+    importer: str
+    size: int
+    mtime_ns: int
+    cursor: str | None
+    foreign_id: str | None
+    session_id: str | None
+    """The session the file became; None once that session was deleted."""
+    state: ImportState
+    imported_at: float
+
+
+_RECORD_COLUMNS = (
+    "path, importer, size, mtime_ns, cursor, foreign_id, session_id, state, imported_at"
+)
+
+
+def load_import_files(connection: sqlite3.Connection) -> dict[str, ImportFileRecord]:
+    """Every bookkeeping row by path, in one query (a re-scan of thousands of files stats them
+    and looks them up here, never opening an unchanged one)."""
+    rows = connection.execute(f"SELECT {_RECORD_COLUMNS} FROM import_files")
+    return {row[0]: ImportFileRecord(*row) for row in rows}
+
+
+def save_import_file(db: sqlite3.Connection, record: ImportFileRecord) -> None:
+    """Insert or replace the bookkeeping row of ``record.path`` (inside the caller's
+    transaction)."""
+    db.execute(
+        f"INSERT OR REPLACE INTO import_files ({_RECORD_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            record.path,
+            record.importer,
+            record.size,
+            record.mtime_ns,
+            record.cursor,
+            record.foreign_id,
+            record.session_id,
+            record.state,
+            record.imported_at,
+        ),
+    )
+
+
+def update_import_file(connection: sqlite3.Connection, record: ImportFileRecord) -> None:
+    """:func:`save_import_file` in its own transaction."""
+    with write_transaction(connection) as db:
+        save_import_file(db, record)
+
+
+def session_of_foreign_id(
+    connection: sqlite3.Connection, importer: str, foreign_id: str
+) -> str | None:
+    """The session a foreign session became when some file imported it, else None."""
+    row = connection.execute(
+        "SELECT session_id FROM import_files WHERE importer = ? AND foreign_id = ? "
+        "AND session_id IS NOT NULL AND state = 'done' ORDER BY imported_at LIMIT 1",
+        (importer, foreign_id),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def delegate_of_foreign_id(
+    connection: sqlite3.Connection, parent_session_id: str, foreign_id: str
+) -> str | None:
+    """The delegate child of ``parent_session_id`` imported from ``foreign_id``, if any."""
+    row = connection.execute(
+        "SELECT id FROM sessions WHERE parent_session_id = ? AND parent_kind = 'delegate' "
+        "AND json_extract(metadata, '$.imported_from.foreign_id') = ? LIMIT 1",
+        (parent_session_id, foreign_id),
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def create_imported_session(
+    connection: sqlite3.Connection,
+    *,
+    source: str,
+    started_at: float,
+    session_id: str | None = None,
+    parent_session_id: str | None = None,
+    parent_kind: ParentKind | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    model_config: Mapping[str, Any] | None = None,
+    system_prompt: str | None = None,
+    fields: Mapping[str, Any] | None = None,
+    bookkeeping: ImportFileRecord | None = None,
+) -> str:
+    """Create the (still untitled) row of an imported session and, with it, the file's
+    bookkeeping row in state ``importing``; returns the session id. ``session_id`` keeps a
+    given id (backup restores); otherwise one is drawn from ``started_at``."""
+    with write_transaction(connection) as db:
+        created = rowwrites.insert_session(
+            db,
+            source=source,
+            session_id=session_id,
+            gateway=False,
+            started=started_at,
+            title=None,
+            system_prompt=system_prompt,
+            model_config=model_config,
+            metadata=metadata,
+            parent_session_id=parent_session_id,
+            parent_kind=parent_kind,
+            fields=dict(fields or {}),
+        )
+        if bookkeeping is not None:
+            save_import_file(
+                db,
+                ImportFileRecord(
+                    path=bookkeeping.path,
+                    importer=bookkeeping.importer,
+                    size=bookkeeping.size,
+                    mtime_ns=bookkeeping.mtime_ns,
+                    cursor=bookkeeping.cursor,
+                    foreign_id=bookkeeping.foreign_id,
+                    session_id=created,
+                    state="importing",
+                    imported_at=bookkeeping.imported_at,
+                ),
+            )
+    return created
+
+
+def append_imported_messages(
+    connection: sqlite3.Connection,
+    session_id: str,
+    batch: Sequence[Message],
+    *,
+    default_timestamp: float,
+) -> int:
+    """Append one batch of messages with their own timestamps (one transaction, counters
+    included); returns how many were written."""
+    if not batch:
+        return 0
+    with write_transaction(connection) as db:
+        inserted = rowwrites.insert_messages(db, session_id, batch, default_timestamp)
+        db.execute(
+            "UPDATE sessions SET message_count = message_count + ?, "
+            "tool_call_count = tool_call_count + ?, "
+            "last_active_at = max(last_active_at, ?) WHERE id = ?",
+            (len(batch), inserted.tool_calls, inserted.last_timestamp, session_id),
+        )
+    return len(batch)
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedTotals:
+    """What is known of an imported session once its messages are stored."""
+
+    title_proposal: str | None
+    ended_at: float | None
+    end_reason: str | None
+    input_tokens: int = 0
+    """Added to the session's totals (an append adds the new turns' usage)."""
+    output_tokens: int = 0
+    cwd: str | None = None
+    git_branch: str | None = None
+    model: str | None = None
+    started_at: float | None = None
+    """An earlier start than the one the row was created with (known only at the end)."""
+    metadata_updates: Mapping[str, Any] | None = None
+    """Merged into ``metadata.imported_from``."""
+
+
+def finish_imported_session(
+    connection: sqlite3.Connection,
+    session_id: str,
+    totals: ImportedTotals,
+    *,
+    title_source: str = "import",
+    bookkeeping: ImportFileRecord | None = None,
+) -> str | None:
+    """Title (made unique; an existing title is kept), end, totals and workspace of an
+    imported session, with its file's final bookkeeping row, in one transaction. Returns the
+    session's title."""
+    with write_transaction(connection) as db:
+        row = db.execute(
+            "SELECT title, metadata FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            return None
+        title: str | None = row[0]
+        if title is None and totals.title_proposal:
+            title = rowwrites.unique_title(db, totals.title_proposal, session_id)
+            if title is not None:
+                rowwrites.write_title(db, session_id, title, title_source)
+        metadata = json.loads(row[1]) if row[1] else {}
+        if totals.metadata_updates:
+            provenance = dict(metadata.get("imported_from") or {})
+            provenance.update(totals.metadata_updates)
+            metadata["imported_from"] = provenance
+        db.execute(
+            "UPDATE sessions SET started_at = min(started_at, coalesce(?, started_at)), "
+            "ended_at = CASE WHEN ? IS NULL THEN ended_at "
+            "  ELSE max(coalesce(ended_at, ?), ?) END, "
+            "end_reason = coalesce(?, end_reason), "
+            "last_active_at = max(last_active_at, coalesce(?, last_active_at)), "
+            "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, "
+            "cwd = coalesce(cwd, ?), git_branch = coalesce(?, git_branch), "
+            "model = coalesce(?, model), metadata = ? WHERE id = ?",
+            (
+                totals.started_at,
+                totals.ended_at,
+                totals.ended_at,
+                totals.ended_at,
+                totals.end_reason,
+                totals.ended_at,
+                totals.input_tokens,
+                totals.output_tokens,
+                totals.cwd,
+                totals.git_branch,
+                totals.model,
+                json.dumps(metadata) if metadata else None,
+                session_id,
+            ),
+        )
+        if bookkeeping is not None:
+            save_import_file(db, bookkeeping)
+    return title
+
+
+def discard_partial_import(connection: sqlite3.Connection, record: ImportFileRecord) -> int:
+    """Delete what an interrupted import of ``record.path`` left behind (its session and that
+    session's delegates) and forget the file; returns how many sessions were deleted."""
+    with write_transaction(connection) as db:
+        deleted = 0
+        if record.session_id is not None and rowwrites.session_exists(db, record.session_id):
+            doomed = rowwrites.with_delegates(db, [record.session_id])
+            deleted = rowwrites.delete_sessions(db, doomed)
+        db.execute("DELETE FROM import_files WHERE path = ?", (record.path,))
+    return deleted

@@ -1,0 +1,122 @@
+"""Markdown text of a session: a heading per message, tool calls and output collapsed.
+
+Message text is written as it is (it is usually Markdown already); tool arguments, tool output
+and reasoning go inside ``<details>`` blocks in fenced code, with a fence longer than any run
+of backticks in the text so nothing can close it early.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import UTC, datetime
+
+from hermes_hookspecs import Message, SessionRecord
+
+_BACKTICKS = re.compile(r"`+")
+_ROLE_NAMES = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}
+
+
+def iso(timestamp: float | None) -> str | None:
+    """A POSIX time as ISO 8601 UTC with seconds (``2026-07-05T14:30:00Z``)."""
+    if timestamp is None:
+        return None
+    moment = datetime.fromtimestamp(timestamp, UTC)
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line, for headings and summaries."""
+    return " ".join(text.split())
+
+
+def fenced(text: str, language: str = "text") -> str:
+    """``text`` in a code fence no backtick run inside it can close."""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{text}\n{fence}"
+
+
+def collapsed(summary: str, body: str) -> str:
+    """A ``<details>`` block (the summary is HTML-escaped)."""
+    return f"<details>\n<summary>{_escape_html(summary)}</summary>\n\n{body}\n\n</details>"
+
+
+def _escape_html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def message_heading(message: Message) -> str:
+    """``### User — 2026-07-05T14:30:00Z`` (tool rows name the tool)."""
+    parts = [_ROLE_NAMES.get(message.role, message.role.title())]
+    if message.role == "tool" and message.tool_name:
+        parts.append(one_line(message.tool_name))
+    when = iso(message.timestamp)
+    if when:
+        parts.append(when)
+    return "### " + " — ".join(parts)
+
+
+def message_body(message: Message) -> str:
+    """The text of one message; tool output, tool calls and reasoning collapsed."""
+    blocks: list[str] = []
+    if message.reasoning:
+        blocks.append(collapsed("Reasoning", fenced(message.reasoning)))
+    if message.role == "tool":
+        lines = message.content.count("\n") + 1 if message.content else 0
+        blocks.append(collapsed(f"Tool output ({lines} lines)", fenced(message.content)))
+    elif message.role == "system":
+        blocks.append(collapsed("System message", fenced(message.content)))
+    elif message.content:
+        blocks.append(message.content)
+    for call in message.tool_calls:
+        label = f"Tool call: {one_line(call.name)}"
+        if call.id:
+            label += f" ({one_line(call.id)})"
+        blocks.append(collapsed(label, fenced(call.arguments, "json")))
+    return "\n\n".join(blocks) if blocks else "_(empty)_"
+
+
+def transcript(record: SessionRecord) -> Iterator[str]:
+    """The body of a session's document, in chunks (front matter not included)."""
+    session = record.session
+    yield f"# {one_line(session.title) if session.title else f'Session {session.id}'}\n\n"
+    facts = [
+        ("Session ID", session.id),
+        ("Source", session.source),
+        ("Started", iso(session.started_at)),
+        ("Ended", iso(session.ended_at)),
+        ("Model", session.model),
+        ("Working directory", session.cwd),
+    ]
+    for label, value in facts:
+        if value:
+            yield f"- {label}: `{one_line(value)}`\n"
+    if record.lineage:
+        yield f"- Lineage: {', '.join(f'`{part}`' for part in record.lineage)}\n"
+    if record.children:
+        yield f"- Delegate sessions: {', '.join(f'`{child}`' for child in record.children)}\n"
+    yield "\n## Messages\n"
+    segment: str | None = record.lineage[0] if record.lineage else None
+    for message in record.messages:
+        if record.lineage and message.session_id and message.session_id != segment:
+            segment = message.session_id
+            yield f"\n## Continued in session {segment}\n"
+        yield f"\n{message_heading(message)}\n\n{message_body(message)}\n"
+
+
+def prompts_document() -> str:
+    """The heading of a prompts-only document (see :func:`prompt_section`)."""
+    return "# User prompts\n"
+
+
+def prompt_section(record: SessionRecord) -> Iterator[str]:
+    """One session's prompts: a ``##`` heading, then ``### n. time`` and the text of each."""
+    title = f" — {one_line(record.session.title)}" if record.session.title else ""
+    yield f"\n## Session {record.session.id}{title}\n"
+    prompts = [message for message in record.messages if message.role == "user"]
+    if not prompts:
+        yield "\n_No user prompts found._\n"
+    for index, message in enumerate(prompts, start=1):
+        when = iso(message.timestamp) or "time unknown"
+        yield f"\n### {index}. {when}\n\n{message.content}\n"

@@ -1,0 +1,246 @@
+"""What single Codex CLI rollout records mean: their kind, text, images and tool names.
+
+A rollout line is either an *envelope* (``{"timestamp", "type", "payload"}``, Sept 2025 on)
+or, in the older *bare* format, the session header (``{"id", "timestamp", …}``) followed by
+bare response items (``{"type": "message", …}``) and ``{"record_type": "state"}`` snapshots.
+:func:`classify` turns both into one ``(kind, payload, timestamp)`` shape so the reader never
+needs to know which era a line came from.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+ROLLOUT_NAME = re.compile(
+    r"^rollout-(?:(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2})-)?"
+    r"(?P<uuid>[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})"
+    r"\.jsonl$"
+)
+"""``rollout-2025-05-07T17-24-21-<uuid>.jsonl`` (the time part is absent in a few old files)."""
+
+ENVELOPE_KINDS = frozenset(
+    {
+        "session_meta",
+        "response_item",
+        "event_msg",
+        "turn_context",
+        "compacted",
+        "world_state",
+        "inter_agent_communication",
+        "inter_agent_communication_metadata",
+    }
+)
+"""Top-level record types Codex writes; anything else is skipped and counted as unknown."""
+
+RESPONSE_ITEM_KINDS = frozenset(
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "local_shell_call",
+        "web_search_call",
+        "image_generation_call",
+        "tool_search_call",
+        "tool_search_output",
+        "ghost_snapshot",
+        "compaction",
+        "compaction_summary",
+        "context_compaction",
+        "agent_message",
+        "additional_tools",
+    }
+)
+"""Response-item payload types Codex writes (bare-era lines are response items too)."""
+
+TOOL_NAME_BY_ITEM = {
+    "local_shell_call": "shell",
+    "web_search_call": "web_search",
+    "image_generation_call": "image_generation",
+    "tool_search_call": "tool_search",
+}
+"""Tool activity whose record carries no tool name of its own."""
+
+NAMED_TOOL_ITEMS = frozenset({"function_call", "custom_tool_call"})
+
+INJECTED_PREFIXES = (
+    "<user_instructions>",
+    "<environment_context>",
+    "<permissions instructions>",
+    "<collaboration_mode>",
+    "<skills_instructions>",
+    "<plugins_instructions>",
+    "<apps_instructions>",
+    "<environment>",
+    "<environment-change>",
+    "<app-context>",
+    "<user_shell_command>",
+    "<turn_aborted>",
+    "<INSTRUCTIONS>",
+    "# AGENTS.md instructions for ",
+)
+"""Text the harness puts into user messages; the person never typed it."""
+
+INJECTED_TAG = re.compile(r"^<(?P<tag>[A-Za-z_][\w -]*(?:instructions|context))>")
+"""Tags of the same families that newer versions may add (``<foo_instructions>``…)."""
+
+REQUEST_MARKER = "## My request for Codex:"
+"""In 2025 rollouts the typed request follows this marker inside a wrapped user message."""
+
+ENVIRONMENT_CWD = re.compile(r"<environment_context>.*?<cwd>(?P<cwd>[^<]+)</cwd>", re.DOTALL)
+
+IMAGE_PLACEHOLDER = "[image]"
+
+
+def file_identity(path: Path) -> tuple[str | None, float | None]:
+    """The session uuid and the local start time encoded in a rollout file's name."""
+    match = ROLLOUT_NAME.match(path.name)
+    if not match:
+        return None, None
+    started = None
+    stamp = match["stamp"]
+    if stamp:
+        try:  # local time, as Codex names its files
+            started = datetime(
+                int(stamp[0:4]), int(stamp[5:7]), int(stamp[8:10]),
+                int(stamp[11:13]), int(stamp[14:16]), int(stamp[17:19]),
+            ).timestamp()  # fmt: skip
+        except (ValueError, OverflowError, OSError):
+            started = None
+    return match["uuid"].lower(), started
+
+
+def parse_timestamp(value: Any) -> float | None:
+    """POSIX seconds from an RFC 3339 string (``…Z``); None when absent or unreadable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return None
+    try:
+        return parsed.timestamp()
+    except (OverflowError, OSError):
+        return None
+
+
+def classify(record: dict[str, Any]) -> tuple[str, dict[str, Any], float | None] | None:
+    """``(kind, payload, timestamp)`` of one decoded line, in either format.
+
+    ``kind`` is a top-level type (``session_meta``, ``response_item``…, or an unknown string);
+    None means the line is a bare-era state snapshot or a header-less oddity with nothing
+    to read.
+    """
+    kind = record.get("type")
+    payload = record.get("payload")
+    if isinstance(kind, str) and "payload" in record:
+        return (
+            kind,
+            payload if isinstance(payload, dict) else {},
+            parse_timestamp(record.get("timestamp")),
+        )
+    if "record_type" in record:
+        return None
+    if isinstance(kind, str):
+        return "response_item", record, None
+    if isinstance(record.get("id"), str) and "timestamp" in record:
+        return "session_meta", record, parse_timestamp(record.get("timestamp"))
+    return None
+
+
+def is_injected(text: str) -> bool:
+    """True for harness-injected context (environment, instructions, AGENTS.md…)."""
+    head = text.lstrip()
+    if head.startswith(INJECTED_PREFIXES):
+        return True
+    return INJECTED_TAG.match(head) is not None
+
+
+def typed_request(text: str) -> str:
+    """The part of a wrapped 2025 user message the person typed; otherwise ``text``."""
+    _, marker, after = text.partition(REQUEST_MARKER)
+    return after.strip() if marker else text
+
+
+def environment_cwd(text: str) -> str | None:
+    """The ``<cwd>`` of an ``<environment_context>`` block (bare-era rollouts)."""
+    match = ENVIRONMENT_CWD.search(text)
+    return match["cwd"].strip() if match else None
+
+
+def content_parts(content: Any) -> tuple[list[str], int]:
+    """The text parts and the number of images of a response item's ``content`` list."""
+    texts: list[str] = []
+    images = 0
+    if isinstance(content, str):
+        return [content], 0
+    if not isinstance(content, list):
+        return texts, images
+    for part in content:
+        if not isinstance(part, dict):
+            continue
+        part_type = part.get("type")
+        if part_type in ("input_image", "output_image", "image"):
+            images += 1
+            continue
+        text = part.get("text")
+        if isinstance(text, str):
+            texts.append(text)
+    return texts, images
+
+
+def event_images(payload: dict[str, Any]) -> int:
+    """How many images a ``user_message`` event carries (data URLs and local paths)."""
+    count = 0
+    for key in ("images", "local_images"):
+        value = payload.get(key)
+        if isinstance(value, list):
+            count += len(value)
+    return count
+
+
+def tool_name(item_type: str, payload: dict[str, Any]) -> str | None:
+    """The tool a response item ran, or None when the item is not a tool call."""
+    if item_type in NAMED_TOOL_ITEMS:
+        name = payload.get("name")
+        return name if isinstance(name, str) and name.strip() else "tool"
+    return TOOL_NAME_BY_ITEM.get(item_type)
+
+
+def mcp_event_tool_name(payload: dict[str, Any]) -> str:
+    """``mcp__<server>__<tool>`` for an older ``mcp_tool_call_end`` event."""
+    invocation = payload.get("invocation")
+    if isinstance(invocation, dict):
+        server, tool = invocation.get("server"), invocation.get("tool")
+        if isinstance(server, str) and isinstance(tool, str):
+            return f"mcp__{server}__{tool}"
+    return "mcp"
+
+
+def token_totals(payload: dict[str, Any]) -> tuple[int, int] | None:
+    """``(input, output)`` of a ``token_count`` event's cumulative ``total_token_usage``."""
+    info = payload.get("info")
+    if not isinstance(info, dict):
+        return None
+    total = info.get("total_token_usage")
+    if not isinstance(total, dict):
+        return None
+    found = total.get("input_tokens"), total.get("output_tokens")
+    if not all(isinstance(value, int) and not isinstance(value, bool) for value in found):
+        return None
+    return int(found[0] or 0), int(found[1] or 0)
+
+
+def one_line_title(text: str, limit: int) -> str:
+    """``text`` on one line, cut to ``limit`` characters with an ellipsis when longer."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    return flat[: limit - 1].rstrip() + "…"

@@ -1,0 +1,1 @@
+"""Hermes sessions plugin: import MyTool chat logs (``hermes sessions import --from mytool``)."""

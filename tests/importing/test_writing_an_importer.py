@@ -1,0 +1,129 @@
+"""docs/writing-an-importer.md works: its example plugin is real, tested and importable.
+
+The example plugin lives in ``tests/data/importing/example_importer/``; the guide shows each of
+its files in a code block titled with the file's path, and the first test fails when they
+differ. The plugin is installed for a test as a real distribution without touching the
+shared environment: a ``<name>-<version>.dist-info`` folder (METADATA + entry_points.txt,
+from the example's pyproject.toml) next to a copy of the package, on ``PYTHONPATH`` of the
+subprocesses (the real ``hermes``, and pytest for the plugin's own test).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "writing-an-importer.md"
+EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "importing" / "example_importer"
+FENCE = re.compile(r"^```(?P<info>[^\n]*)\n(?P<body>.*?)^```\s*$", re.MULTILINE | re.DOTALL)
+TITLE = re.compile(r'title="(?P<path>[^"]+)"')
+
+
+def guide_files() -> dict[str, str]:
+    """Relative path → content of every code block of the guide with a ``title``."""
+    files: dict[str, str] = {}
+    for block in FENCE.finditer(GUIDE.read_text(encoding="utf-8")):
+        title = TITLE.search(block["info"])
+        if title:
+            files[title["path"]] = block["body"]
+    return files
+
+
+def example_files() -> dict[str, str]:
+    return {
+        str(path.relative_to(EXAMPLE)): path.read_text(encoding="utf-8")
+        for path in sorted(EXAMPLE.rglob("*"))
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+
+
+def install_example(root: Path) -> dict[str, Any]:
+    """A copy of the example plugin under ``root``, made an installed distribution."""
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("__pycache__"))
+    project: dict[str, Any] = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    dist_info = root / f"{re.sub(r'[-_.]+', '_', project['name'])}-{project['version']}.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n"
+    )
+    (dist_info / "entry_points.txt").write_text(
+        "\n".join(
+            f"[{group}]\n" + "".join(f"{key} = {value}\n" for key, value in points.items())
+            for group, points in project["entry-points"].items()
+        )
+    )
+    return project
+
+
+def environment(tmp_path: Path, plugin_root: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "MYTOOL_"))}
+    env.update(
+        HOME=str(tmp_path / "home"),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+        HERMES_HOME=str(tmp_path / "hermes-home"),
+        PYTHONPATH=str(plugin_root),
+        COLUMNS="200",
+    )
+    return env
+
+
+def run_hermes(
+    tmp_path: Path, plugin_root: Path, args: list[str], **extra_env: str
+) -> subprocess.CompletedProcess[str]:
+    script = shutil.which("hermes", path=str(Path(sys.executable).parent))
+    command = [script] if script else [sys.executable, "-m", "hermes_core.cli.main"]
+    env = environment(tmp_path, plugin_root) | extra_env
+    return subprocess.run(
+        [*command, *args], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+
+
+@pytest.fixture
+def plugin_root(tmp_path: Path) -> Path:
+    root = tmp_path / "hermes-mytool"
+    install_example(root)
+    return root
+
+
+def test_the_guide_shows_every_example_file_exactly() -> None:
+    shown, actual = guide_files(), example_files()
+    assert sorted(shown) == sorted(actual)
+    for relative, content in actual.items():
+        assert shown[relative] == content, f"{relative} differs from the guide's code block"
+
+
+def test_hermes_plugins_lists_the_example_importer(tmp_path: Path, plugin_root: Path) -> None:
+    result = run_hermes(tmp_path, plugin_root, ["plugins", "--json"])
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    record = {r["name"]: r for r in json.loads(result.stdout)}["mytool"]
+    assert (record["distribution"], record["version"], record["error"]) == (
+        "hermes-mytool",
+        "0.1.0",
+        None,
+    )
+    assert record["hooks"] == ["hermes_register_importers", "hermes_register_sources"]
+    assert record["components"] == ["importer:mytool", "source:mytool"]
+
+
+def test_the_example_plugins_own_test_passes(tmp_path: Path, plugin_root: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+        cwd=plugin_root,
+        env=environment(tmp_path, plugin_root),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
