@@ -141,3 +141,32 @@ def test_redacted_logical_lineage_keeps_its_lineage_ids(home):
     [record] = [json.loads(line) for line in result.stdout.splitlines()]
     assert record["lineage"] == [root.id, second.id]
     assert "PLANTED" not in result.stdout
+
+
+class BrokenRule:
+    """A plugin rule whose pattern is not a regular expression."""
+
+    @hookimpl
+    def hermes_register_redaction_rules(self, register):
+        register(RedactionRule("broken", r"PLANTED-[0-9a-f", keywords=("planted",)))
+
+
+def test_a_plugin_rule_that_does_not_compile_is_one_line_and_nothing_is_written(home):
+    session_id = secret_session(home)
+    spy = RecordingExporter("spy", redact_by_default=True)
+    plugin_host = host(("broken", BrokenRule()), ("spy", ExporterPlugin(spy)))
+    output = home.parent / "out.txt"
+    result = invoke(
+        plugin_host,
+        home,
+        "sessions",
+        "export",
+        str(output),
+        "-f",
+        "spy",
+        "--session-id",
+        session_id,
+    )
+    assert result.exit_code == 1
+    assert "broken" in result.output and "Traceback" not in result.output
+    assert spy.records == [] and not output.exists()
