@@ -91,6 +91,9 @@ def read_rollout(path: Path, resume_from: str | None = None) -> Iterator[Importe
             title_hint=TITLE_PREFIX + records.one_line_title(title, TITLE_TEXT_LIMIT)
             if title
             else None,
+            # A subagent's thread is a delegate of its parent's session. Only on a first read:
+            # on a resumed one its turns go to the session the file was imported as.
+            parent_foreign_id=progress.parent_thread_id if not start else None,
         )
         finish = _Finish(
             progress,
