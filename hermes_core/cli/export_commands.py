@@ -19,6 +19,10 @@ from .context import cli_context
 from .errors import UserError, handle_user_errors
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from hermes_hookspecs import SessionRecord
+
     from hermes_core.exporting import ExportPlan, ExportReport, VerifiedExport
 
 _LINEAGE_MODES = ("single", "logical")
@@ -201,10 +205,38 @@ def _summary(plan: ExportPlan, report: ExportReport) -> str:
     )
 
 
+def _progress() -> tuple[Callable[[SessionRecord], None] | None, Callable[[], None]]:
+    """A progress line on stderr for long exports, when stderr is a terminal (and a way to
+    end it): the count of sessions handed to the exporter, at most ten updates a second."""
+    if not sys.stderr.isatty():
+        return None, lambda: None
+    count = 0
+    last = 0.0
+    shown = False
+
+    def show(_record: SessionRecord) -> None:
+        nonlocal count, last, shown
+        count += 1
+        now = time.monotonic()
+        if now - last >= 0.1:
+            last, shown = now, True
+            typer.echo(f"\rExporting… {count} session(s)", err=True, nl=False)
+
+    def end() -> None:
+        if shown:
+            typer.echo(f"\rExporting… {count} session(s)", err=True)
+
+    return show, end
+
+
 def _export(context: Any, plan: ExportPlan) -> None:
     from hermes_core.exporting import run_export
 
-    report = run_export(plan, context.store, context.host)
+    show, end = _progress()
+    try:
+        report = run_export(plan, context.store, context.host, on_record=show)
+    finally:
+        end()
     if report.sessions_written == 0:
         _say(plan, "No sessions matched; nothing was exported.")
         return

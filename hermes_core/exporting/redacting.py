@@ -12,19 +12,13 @@ from hermes_hookspecs import SessionRecord
 
 from hermes_core.plugins import PluginHost
 
-from .errors import ExportError
-
 RecordRedactor = Callable[[SessionRecord], SessionRecord]
 
 
 def record_redactor(host: PluginHost) -> RecordRedactor:
     """A function giving a redacted copy of a record (every string field scrubbed)."""
-    try:
-        from hermes_core.redaction import Redactor  # type: ignore[import-not-found,unused-ignore]
-    except ImportError as error:
-        raise ExportError(
-            "redaction is not available in this installation, so nothing was exported"
-        ) from error
+    from hermes_core.redaction import Redactor
+
     redactor = Redactor.from_host(host)
 
     def redact(record: SessionRecord) -> SessionRecord:

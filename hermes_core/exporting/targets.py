@@ -19,6 +19,19 @@ from .request import LineageMode
 
 TargetKind = Literal["single", "latest", "bulk", "everything"]
 
+_MAX_DEPTH = 10_000
+"""A guard against a parent-link cycle in a damaged store (its sessions sort as roots)."""
+_PARENTS_FIRST = (
+    "WITH RECURSIVE depth(id, level) AS ("
+    "  SELECT id, 0 FROM sessions WHERE parent_session_id IS NULL"
+    "    OR parent_session_id NOT IN (SELECT id FROM sessions)"
+    "  UNION ALL"
+    "  SELECT s.id, depth.level + 1 FROM sessions s JOIN depth ON s.parent_session_id = depth.id"
+    "  WHERE depth.level < ?"
+    ")"
+)
+"""Every session's distance from the first session of its parent chain."""
+
 
 @dataclass(frozen=True, slots=True)
 class ExportTargets:
@@ -36,8 +49,9 @@ class ExportTargets:
     def session_ids(self, store: SessionStore) -> Iterator[str]:
         """The selected session ids, streamed from the store.
 
-        Bulk selections come in order of start time, so a parent is exported before its
-        delegates and continuations: a backup then restores its lineage links in one pass.
+        Bulk selections come parents first (by depth in the parent links, then start time),
+        so a parent is exported before its delegates, branches and continuations whatever
+        their clocks say: a backup then restores every link in one pass.
         """
         if self.kind == "single":
             assert self.session_id is not None
@@ -49,7 +63,9 @@ class ExportTargets:
             return
         where, params = build_where(self.selection)
         cursor = store.connection.execute(
-            f"SELECT s.id FROM sessions s WHERE {where} ORDER BY s.started_at, s.id", params
+            f"{_PARENTS_FIRST} SELECT s.id FROM sessions s LEFT JOIN depth d ON d.id = s.id "
+            f"WHERE {where} ORDER BY coalesce(d.level, 0), s.started_at, s.id",
+            [_MAX_DEPTH, *params],
         )
         while rows := cursor.fetchmany(500):
             for row in rows:

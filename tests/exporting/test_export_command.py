@@ -429,3 +429,20 @@ def test_bulk_exports_parents_before_their_delegates_whatever_their_activity(hom
         store.append_messages(parent, [Message("user", "much later", timestamp=4e9)])
     result = invoke(host(), home, "sessions", "export", "-")
     assert [json.loads(x)["session"]["id"] for x in result.stdout.splitlines()] == [parent, child]
+
+
+def test_a_parent_link_cycle_in_a_damaged_store_loses_no_session(home):
+    with SessionStore.open(home) as store:
+        first, second = make(store), make(store)
+        store.connection.execute(
+            "UPDATE sessions SET parent_session_id = ?, parent_kind = 'branch' WHERE id = ?",
+            (second, first),
+        )
+        store.connection.execute(
+            "UPDATE sessions SET parent_session_id = ?, parent_kind = 'branch' WHERE id = ?",
+            (first, second),
+        )
+        store.connection.commit()
+    result = invoke(host(), home, "sessions", "export", "-")
+    assert result.exit_code == 0, result.output
+    assert {json.loads(x)["session"]["id"] for x in result.stdout.splitlines()} == {first, second}

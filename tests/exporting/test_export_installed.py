@@ -110,3 +110,23 @@ def test_the_core_and_one_plugin_install_into_a_fresh_venv_and_export(tmp_path):
     )
     default = run(hermes, home, "sessions", "export", "backup.jsonl")
     assert "pip install hermes-export-jsonl" in default.stderr
+
+
+def test_a_terminal_sees_the_export_progress(tmp_path):
+    pexpect = pytest.importorskip("pexpect")
+    hermes = workspace_hermes()
+    home = demo_home(hermes, tmp_path)
+    environment = {**os.environ, "HOME": str(tmp_path), "HERMES_HOME": str(home)}
+    environment.pop("HERMES_DEBUG", None)
+    child = pexpect.spawn(
+        hermes[0],
+        ["sessions", "export", str(tmp_path / "backup.jsonl")],
+        env=environment,
+        encoding="utf-8",
+        timeout=60,
+    )
+    child.expect(r"Exporting… 15 session\(s\)\r?\n")
+    child.expect("Exported 15 session")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
