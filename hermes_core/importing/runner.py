@@ -32,6 +32,7 @@ from hermes_core.store.imports import (
     delegate_of_foreign_id,
     discard_messages_after,
     discard_partial_import,
+    import_of_foreign_id,
     last_message_id,
     load_import_files,
     mark_append,
@@ -168,6 +169,11 @@ class ImportRun:
                     owner = owner or imported
                     continue
             first_of_file = owner is None
+            if first_of_file and imported.parent_foreign_id is None:
+                earlier = import_of_foreign_id(self._connection, importer.name, imported.foreign_id)
+                if earlier is not None:  # the same conversation, reached by another path
+                    self._same_as(key, importer, stamp, imported.foreign_id, earlier, outcome)
+                    return
             stored = store_new_conversation(
                 self._connection,
                 imported,
@@ -213,6 +219,32 @@ class ImportRun:
             foreign_id=owner.foreign_id if keeps_position and owner is not None else None,
             session_id=owner_id,
             imported_at=imported_at,
+        )
+
+    def _same_as(
+        self,
+        key: str,
+        importer: Importer,
+        stamp: FileStamp,
+        foreign_id: str,
+        earlier: tuple[str, str],
+        outcome: FileOutcome,
+    ) -> None:
+        """A file holding a conversation already imported from another path (a copy, a moved
+        config folder): reported, remembered, never stored twice. Its new turns, if any, come
+        from the path first imported."""
+        session_id, other_path = earlier
+        outcome.status = FileStatus.UNCHANGED
+        outcome.session_id = session_id
+        outcome.detail = f"already imported as {session_id} (from {other_path})"
+        self._remember(
+            key,
+            importer,
+            stamp,
+            cursor=None,
+            foreign_id=foreign_id,
+            session_id=session_id,
+            imported_at=self._clock(),
         )
 
     def _append(

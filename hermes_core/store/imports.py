@@ -137,6 +137,19 @@ def session_of_foreign_id(
     return None if row is None else str(row[0])
 
 
+def import_of_foreign_id(
+    connection: sqlite3.Connection, importer: str, foreign_id: str
+) -> tuple[str, str] | None:
+    """(session id, path) of the first file that imported the foreign session, if its
+    session still exists."""
+    row = connection.execute(
+        "SELECT session_id, path FROM import_files WHERE importer = ? AND foreign_id = ? "
+        "AND session_id IS NOT NULL AND state = 'done' ORDER BY imported_at LIMIT 1",
+        (importer, foreign_id),
+    ).fetchone()
+    return None if row is None else (str(row[0]), str(row[1]))
+
+
 def delegate_of_foreign_id(
     connection: sqlite3.Connection, parent_session_id: str, foreign_id: str
 ) -> str | None:

@@ -29,7 +29,7 @@ EXPECTED: dict[str, tuple[int, int, str | None]] = {
     "29ccd257-68b1-427f-ae5f-6524b7cb6f20.jsonl": (2, 1, "Use the Explore task in sub-agents with Haiku model to give…"),
     "agent-a2271d1.jsonl": (2, 0, "Give me a comprehensive overview of the code organization i…"),
     "2b4ed4c0-b905-41de-9238-273db3ec737a.jsonl": (2, 0, "Search if claude -p can make use of WebSearch and Task tool…"),
-    "stage0-claude-small.SCRUBBED-COMPOSITE.jsonl": (7, 1, "[trimmed for fixture]"),
+    "stage0-claude-small.SCRUBBED-COMPOSITE.jsonl": (8, 1, "[trimmed for fixture]"),
     "session-01.jsonl": (2, 0, "[REDACTED_PROMPT]"),
 }  # fmt: skip
 

@@ -257,3 +257,31 @@ def test_usage_repeated_on_every_line_of_one_response_counts_once(tmp_path: Path
     [read] = read_all(path)
     assert (read.session.input_tokens, read.session.output_tokens) == (100, 50)
     assert read.transcript[-1] == ("assistant", "One\n\n[ran tool: X]\n[ran tool: Y]")
+
+
+def test_a_prompt_typed_while_the_assistant_works_is_a_user_turn(tmp_path: Path) -> None:
+    def queued(uuid: str, second: int, prompt_value: object, mode: str) -> dict[str, object]:
+        record = prompt(uuid, second, "")
+        del record["message"]
+        record.update(type="attachment", attachment={
+            "type": "queued_command", "prompt": prompt_value, "commandMode": mode,
+        })  # fmt: skip
+        return record
+
+    path = write(
+        tmp_path / f"{SESSION}.jsonl",
+        lines(
+            prompt("u1", 1, "Refactor the lexer"),
+            reply("a1", 2, text("Starting."), message_id="m1"),
+            queued("q1", 3, "also keep the old API", "prompt"),
+            queued("q2", 4, "<task-notification>done</task-notification>", "task-notification"),
+            reply("a2", 5, text("Kept the old API."), message_id="m2"),
+        ),
+    )
+    [read] = read_all(path)
+    assert read.transcript == [
+        ("user", "Refactor the lexer"),
+        ("assistant", "Starting."),
+        ("user", "also keep the old API"),
+        ("assistant", "Kept the old API."),
+    ]

@@ -113,10 +113,26 @@ def test_a_taken_title_gets_a_short_visible_suffix_never_a_lineage_number(
     data = lines(prompt("u1", 1, "Same question"), reply("a1", 2, text("Same."), message_id="m"))
     run = ImportRun(store.connection)
     first = run.import_file(write(tmp_path / "a" / f"{SESSION}.jsonl", data), IMPORTER)
-    second = run.import_file(write(tmp_path / "b" / f"{SESSION}.jsonl", data), IMPORTER)
+    second = run.import_file(write(tmp_path / "b" / "another-session.jsonl", data), IMPORTER)
     assert first.sessions[0].title == "Imported from Claude Code: Same question"
     assert second.sessions[0].title == "Imported from Claude Code: Same question (2)"
     assert "#" not in (second.sessions[0].title or "")
+
+
+def test_the_same_conversation_reached_by_another_path_is_not_stored_twice(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    original = sample(tmp_path / "one", S21)
+    first = ImportRun(store.connection).import_file(original, IMPORTER)
+    copy = sample(tmp_path / "two", S21)  # a backup of ~/.claude, a moved config folder…
+    outcome = ImportRun(store.connection).import_file(copy, IMPORTER)
+    assert outcome.status is FileStatus.UNCHANGED
+    assert outcome.detail == (
+        f"already imported as {first.session_id} (from {original.absolute()})"
+    )
+    assert store.connection.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2
+    again = ImportRun(store.connection).import_file(copy, Refusing())
+    assert again.detail == f"already imported as {first.session_id}"
 
 
 def test_inline_subagents_become_delegates(store: SessionStore, tmp_path: Path) -> None:

@@ -93,28 +93,30 @@ def subagent_files(session_path: Path, session_id: str) -> list[Path]:
     """The subagent transcripts of the session stored at ``session_path``: those under
     ``<session-id>/subagents/`` and the sibling ``agent-*.jsonl`` files whose records name
     this session."""
-    found: list[Path] = []
     folder = session_path.parent
     nested = folder / session_path.stem / "subagents"
-    try:
-        nested_entries = sorted(nested.iterdir())
-    except OSError:
-        nested_entries = []
-    for path in nested_entries:
-        if is_agent_file(path) and regular_file_inside(path, folder):
-            found.append(path)
-    try:
-        siblings = sorted(folder.iterdir())
-    except OSError:
-        siblings = []
-    for path in siblings:
-        if (
-            is_agent_file(path)
-            and regular_file_inside(path, folder)
-            and first_session_id(path) == session_id
-        ):
-            found.append(path)
+    found = [path for path in _agent_files(nested) if regular_file_inside(path, folder)]
+    found.extend(
+        path
+        for path in _agent_files(folder)
+        if regular_file_inside(path, folder) and first_session_id(path) == session_id
+    )
     return found
+
+
+def _agent_files(folder: Path) -> list[Path]:
+    """The ``agent-*.jsonl`` entries of ``folder`` by name (names are compared, not paths:
+    this runs once per imported session)."""
+    try:
+        with os.scandir(folder) as entries:
+            names = sorted(
+                entry.name
+                for entry in entries
+                if entry.name.startswith(AGENT_PREFIX) and entry.name.endswith(SUFFIX)
+            )
+    except OSError:
+        return []
+    return [folder / name for name in names]
 
 
 def first_records(path: Path, limit: int = HEAD_BYTES) -> list[dict[str, Any]]:

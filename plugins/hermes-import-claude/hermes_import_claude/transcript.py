@@ -5,7 +5,8 @@ and counted as ``unknown record type`` unless they are known metadata or harness
 (``summary``, ``system``, ``attachment``, ``progress``, ``file-history-snapshot``…), which
 are left out silently. Turns:
 
-* a human prompt is a user message (harness text removed, see :mod:`.text`); records carrying
+* a human prompt is a user message (harness text removed, see :mod:`.text`), and so is a
+  prompt typed while the assistant worked (a ``queued_command`` attachment); records carrying
   only tool results, ``isMeta`` records and synthetic assistant records are not turns;
 * everything the assistant wrote between two prompts — its text and a ``[ran tool: NAME]``
   note per tool use, in order — is one assistant message, so turns alternate;
@@ -88,6 +89,8 @@ class Transcript:
     def feed(self, record: dict[str, Any]) -> list[Message]:
         """The messages completed by ``record`` (usually none or one)."""
         kind = record.get("type")
+        if kind == "attachment":
+            return self._queued_prompt(record)
         if kind not in ("user", "assistant"):
             if kind not in KNOWN_OTHER_TYPES:
                 self.warnings[UNKNOWN_TYPE] += 1
@@ -144,6 +147,27 @@ class Transcript:
             words = strip_placeholders(text)
             if self.first_prompt is None and words:
                 self.first_prompt = words
+        completed = self._flush()
+        completed.append(Message(role="user", content=text, timestamp=moment))
+        self.emitted += 1
+        return completed
+
+    def _queued_prompt(self, record: dict[str, Any]) -> list[Message]:
+        """A prompt typed while the assistant was working (a ``queued_command`` attachment,
+        Claude Code 2.1.101+) is a user turn; every other attachment is harness context."""
+        attachment = record.get("attachment")
+        if not isinstance(attachment, dict) or attachment.get("type") != "queued_command":
+            return []
+        if attachment.get("commandMode", "prompt") != "prompt":
+            return []  # a task notification, not typed by the person
+        moment = timestamp_of(record) or timestamp_of(attachment)
+        self._note_envelope(record, moment)
+        text, _tool_results_only = user_content_text(attachment.get("prompt"))
+        if not text:
+            return []
+        words = strip_placeholders(text)
+        if self.first_prompt is None and words:
+            self.first_prompt = words
         completed = self._flush()
         completed.append(Message(role="user", content=text, timestamp=moment))
         self.emitted += 1
