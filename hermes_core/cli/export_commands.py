@@ -7,6 +7,7 @@ when the export itself goes to stdout, so ``-`` output stays clean for a pipe.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import TYPE_CHECKING, Annotated, Any
@@ -32,6 +33,19 @@ _ONLY_MODES = ("user-prompts",)
 def _stdin_is_terminal() -> bool:
     """Whether a question can be asked (tests replace this)."""
     return sys.stdin.isatty()
+
+
+def _stdout_closed() -> None:
+    """The reader of stdout went away (``hermes sessions export - | head``): stop quietly.
+
+    stdout is pointed at /dev/null so the interpreter's final flush does not fail again.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass  # not a real file descriptor (tests): nothing left to flush into a pipe
+    raise typer.Exit(1)
 
 
 def _complete_format(incomplete: str) -> list[str]:
@@ -163,6 +177,8 @@ def register(sessions: typer.Typer) -> None:
                 _export(context, plan)
         except ExportError as error:
             raise UserError(str(error)) from None
+        except BrokenPipeError:
+            _stdout_closed()
 
 
 def _dry_run(store: Any, plan: ExportPlan) -> None:
