@@ -25,6 +25,9 @@ if TYPE_CHECKING:
     from hermes_hookspecs import SessionRecord
 
     from hermes_core.exporting import ExportPlan, ExportReport, VerifiedExport
+    from hermes_core.store import SessionStore
+
+    from .context import CliContext
 
 _LINEAGE_MODES = ("single", "logical")
 _ONLY_MODES = ("user-prompts",)
@@ -181,7 +184,7 @@ def register(sessions: typer.Typer) -> None:
             _stdout_closed()
 
 
-def _dry_run(store: Any, plan: ExportPlan) -> None:
+def _dry_run(store: SessionStore, plan: ExportPlan) -> None:
     from hermes_core.exporting import preview
 
     count = 0
@@ -245,7 +248,7 @@ def _progress() -> tuple[Callable[[SessionRecord], None] | None, Callable[[], No
     return show, end
 
 
-def _export(context: Any, plan: ExportPlan) -> None:
+def _export(context: CliContext, plan: ExportPlan) -> None:
     from hermes_core.exporting import run_export
 
     show, end = _progress()
@@ -259,7 +262,7 @@ def _export(context: Any, plan: ExportPlan) -> None:
     _say(plan, _summary(plan, report))
 
 
-def _export_then_delete(context: Any, plan: ExportPlan, *, yes: bool) -> None:
+def _export_then_delete(context: CliContext, plan: ExportPlan, *, yes: bool) -> None:
     from hermes_core.exporting import delete_after_verified
 
     def confirm(verified: VerifiedExport) -> bool:
