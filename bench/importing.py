@@ -39,6 +39,9 @@ from bench.startup import CommandFailed, StartupResult, hermes_command, time_alt
 GENERATOR_VERSION = 1
 """Bump when the generated trees change; cached trees of another version are rebuilt."""
 MB = 1_000_000
+UNSET = ("PYTHONDONTWRITEBYTECODE",)
+"""Left out of the commands' environment: an installed ``hermes`` runs from cached bytecode,
+and without it every start compiles the modules it imports (≈ 1 s on these machines)."""
 MARKER = "tree-complete.json"
 EPOCH = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 
@@ -65,6 +68,8 @@ class ImportSizes:
     single: TreeSpec
     many: TreeSpec
     rescan_runs: int
+    bulk_runs: int
+    """Imports of the bulk tree, each into a fresh store; the fastest is the figure."""
 
 
 FULL = ImportSizes(
@@ -72,12 +77,14 @@ FULL = ImportSizes(
     single=TreeSpec("single-200MB", files=1, total_bytes=200 * MB, folders=1, sigma=0.0),
     many=TreeSpec("10k-files", files=10_000, total_bytes=60 * MB, folders=200, sigma=0.6),
     rescan_runs=7,
+    bulk_runs=3,
 )
 QUICK = ImportSizes(
     bulk=TreeSpec("50MB", files=250, total_bytes=50 * MB, folders=12, sigma=1.3),
     single=TreeSpec("single-20MB", files=1, total_bytes=20 * MB, folders=1, sigma=0.0),
     many=TreeSpec("1k-files", files=1_000, total_bytes=6 * MB, folders=20, sigma=0.6),
     rescan_runs=3,
+    bulk_runs=1,
 )
 
 
@@ -256,6 +263,8 @@ def tree_bytes(root: Path) -> tuple[int, int]:
 @dataclass(frozen=True, slots=True)
 class Measured:
     seconds: float
+    cpu_seconds: float
+    """User + system CPU time of the process: less swayed by a busy machine than wall time."""
     peak_rss_bytes: int
     output: str
 
@@ -263,7 +272,11 @@ class Measured:
 def hermes_env(store: Path, claude_root: Path, scratch: Path) -> dict[str, str]:
     empty_codex = scratch / "empty-codex"
     empty_codex.mkdir(exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "CLAUDE_"))}
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("HERMES_", "CLAUDE_")) and key not in UNSET
+    }
     env.update(
         HERMES_HOME=str(store),
         HOME=str(scratch / "home"),
@@ -293,7 +306,7 @@ def run_measured(args: Sequence[str], env: dict[str, str], scratch: Path) -> Mea
     if process.returncode != 0:
         last = text.strip().splitlines()[-1:] or ["no output"]
         raise CommandFailed(f"`hermes {' '.join(args)}` exited {process.returncode}: {last[0]}")
-    return Measured(seconds, usage.ru_maxrss * 1024, text)
+    return Measured(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss * 1024, text)
 
 
 def stored_counts(store: Path) -> tuple[int, int]:
@@ -309,7 +322,8 @@ def _with_env(env: dict[str, str], args: Sequence[str]) -> list[str]:
     assignments = [
         f"{key}={env[key]}" for key in ("HERMES_HOME", "HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME")
     ]
-    return ["env", *assignments, *hermes_command(), *args]
+    unset = [part for key in UNSET for part in ("-u", key)]
+    return ["env", *unset, *assignments, *hermes_command(), *args]
 
 
 # -- the figures ----------------------------------------------------------------------------
@@ -327,6 +341,10 @@ class BulkResult:
     def mb_per_second(self) -> float:
         return self.bytes / MB / self.run.seconds
 
+    @property
+    def mb_per_cpu_second(self) -> float:
+        return self.bytes / MB / self.run.cpu_seconds
+
 
 @dataclass(frozen=True, slots=True)
 class RescanResult:
@@ -337,6 +355,18 @@ class RescanResult:
     @property
     def rescan_seconds(self) -> float:
         return (self.timing.command_median - self.timing.baseline_median) / 1000.0
+
+
+def warm_up(scratch: Path) -> None:
+    """Run the import command once on nothing, so every module it loads has its bytecode
+    cached before anything is timed."""
+    empty = scratch / "empty-claude"
+    (empty / "projects").mkdir(parents=True, exist_ok=True)
+    store = Path(tempfile.mkdtemp(prefix="store-", dir=scratch))
+    try:
+        run_measured(["sessions", "import", "--all"], hermes_env(store, empty, scratch), scratch)
+    finally:
+        shutil.rmtree(store, ignore_errors=True)
 
 
 def measure_bulk(tree: Path, scratch: Path, args: Sequence[str]) -> BulkResult:

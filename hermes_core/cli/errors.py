@@ -26,10 +26,19 @@ class UserError(Exception):
 def _expected_errors() -> tuple[type[BaseException], ...]:
     from hermes_core.config import ConfigError
     from hermes_core.plugins import MissingComponent, PluginError
+    from hermes_core.redaction.engine import InvalidRedactionRule
     from hermes_core.selection.timespec import FilterError
     from hermes_core.store.errors import StoreError
 
-    return (UserError, StoreError, FilterError, ConfigError, MissingComponent, PluginError)
+    return (
+        UserError,
+        StoreError,
+        FilterError,
+        ConfigError,
+        MissingComponent,
+        PluginError,
+        InvalidRedactionRule,
+    )
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:

@@ -53,7 +53,7 @@ def register(sessions: typer.Typer) -> None:
         paths: Annotated[
             list[Path] | None,
             typer.Argument(
-                metavar="[PATH]...",
+                metavar="PATH",
                 help="Log files to import, or folders to import every log under.",
             ),
         ] = None,
@@ -99,7 +99,7 @@ def register(sessions: typer.Typer) -> None:
         elif all_:
             _import_everything(run, summary, importers, from_)
         else:
-            chosen = _pick(importers, from_)
+            chosen = pick_foreign_logs(importers, from_)
             if chosen is None:
                 return
             for log in chosen:
@@ -207,8 +207,13 @@ def _import_everything(
         typer.echo("No sessions found to import.")
 
 
-def _pick(importers: Mapping[str, Importer], only: str | None) -> list[FoundLog] | None:
-    """The bare command on a terminal: the picker over everything discovered."""
+def pick_foreign_logs(
+    importers: Mapping[str, Importer], only: str | None, *, multi: bool = True
+) -> list[FoundLog] | None:
+    """The picker over every log the importers (or only the one named ``only``) discover,
+    newest first; the chosen logs, or None when nothing was found or chosen (said on the
+    terminal). The bare ``import`` marks several; ``hermes --resume @claude`` can ask for one
+    with ``multi=False``."""
     from hermes_core.importing import described, gather_candidates
 
     from .picker import PickerRow, filter_rows, pick
@@ -226,9 +231,9 @@ def _pick(importers: Mapping[str, Importer], only: str | None) -> list[FoundLog]
     ]
     chosen = pick(
         lambda typed: filter_rows(rows, typed),
-        title="Import sessions — type to filter, Tab marks several",
+        title="Import sessions — type to filter" + (", Tab marks several" if multi else ""),
         header=("Date", "Tool", "Title", "Folder", "Turns"),
-        multi=True,
+        multi=multi,
     )
     if not chosen:
         typer.echo("Nothing imported.")

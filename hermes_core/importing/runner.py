@@ -21,17 +21,23 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from hermes_hookspecs import ImportedSession, Importer
 
+from hermes_core.store.errors import StoreError
 from hermes_core.store.imports import (
     ImportFileRecord,
     delegate_of_foreign_id,
+    discard_messages_after,
     discard_partial_import,
+    last_message_id,
     load_import_files,
+    mark_append,
+    pending_appends,
     session_of_foreign_id,
+    undo_pending_append,
     update_import_file,
 )
 
@@ -51,6 +57,7 @@ class ImportRun:
         self._connection = connection
         self._clock = clock
         self.records: dict[str, ImportFileRecord] = load_import_files(connection)
+        self._unfinished_appends = pending_appends(connection)
 
     def bookkeeping_key(self, path: Path) -> str:
         """The key a file is remembered by: its absolute path (symlinks not resolved, so a
@@ -75,6 +82,9 @@ class ImportRun:
             stamp = stamp_of(path)
         except OSError as error:
             return _unreadable(path, importer, error)
+        if key in self._unfinished_appends:  # a process died while appending to it
+            session_id, last_id = self._unfinished_appends.pop(key)
+            undo_pending_append(self._connection, key, session_id, last_id)
         record = self.records.get(key)
         change = compare(stamp, record)
         if record is not None and change is Change.UNCHANGED:
@@ -100,11 +110,12 @@ class ImportRun:
                 self._reimport_changed(path, importer, key, stamp, record, outcome)
             else:
                 self._import_new(path, importer, key, stamp, outcome)
-        except (OSError, UnicodeError) as error:
-            if outcome.sessions:
-                # Part was stored before the error; the bookkeeping still says "importing",
-                # so the next import redoes the file cleanly.
-                outcome.notes.append(f"stopped early: {_reason(error)}")
+        except (StoreError, sqlite3.Error):
+            raise  # the store's trouble, not the file's: the command reports it
+        except Exception as error:
+            # A file that cannot be read, or an importer that failed on it. What a new import
+            # stored stays marked "importing" and is redone by the next import; a failed
+            # append has already been undone.
             return _unreadable(path, importer, error, outcome)
         return outcome
 
@@ -218,9 +229,23 @@ class ImportRun:
         outcome.status = FileStatus.APPENDED
         outcome.session_id = record.session_id
         cursor = record.cursor
-        owner_seen = False
         appended = 0
-        for imported in importer.read(path, record.cursor):
+        kept = last_message_id(self._connection, record.session_id)
+        mark_append(self._connection, key, record.session_id, kept)
+        try:
+            sessions = iter(importer.read(path, record.cursor))
+            first = next(sessions, None)
+            if first is not None and first.snapshot is None and first.parent_foreign_id is None:
+                appended += append_to_conversation(
+                    self._connection, record.session_id, first, appended_at=now
+                )
+                cursor = first.cursor or cursor
+                outcome.warnings.update(first.warnings)
+                first = None
+        except BaseException:
+            discard_messages_after(self._connection, record.session_id, kept)
+            raise
+        for imported in _chain(first, sessions):
             if imported.snapshot is not None:
                 restored = restore_snapshot(self._connection, imported)
                 outcome.notes.extend(restored.notes)
@@ -230,24 +255,18 @@ class ImportRun:
                 cursor = imported.cursor or cursor
                 outcome.warnings.update(imported.warnings)
                 continue
-            if not owner_seen and imported.parent_foreign_id is None:
-                owner_seen = True
-                appended += append_to_conversation(
-                    self._connection, record.session_id, imported, appended_at=now
-                )
-                cursor = imported.cursor or cursor
-                outcome.warnings.update(imported.warnings)
-                continue
-            parent_id = record.session_id
-            if imported.parent_foreign_id not in (None, record.foreign_id):
-                parent_id = (
-                    session_of_foreign_id(
-                        self._connection, importer.name, imported.parent_foreign_id or ""
+            parent_id: str | None = None  # another session of its own, found in the new part
+            if imported.parent_foreign_id is not None:
+                parent_id = record.session_id
+                if imported.parent_foreign_id != record.foreign_id:
+                    parent_id = (
+                        session_of_foreign_id(
+                            self._connection, importer.name, imported.parent_foreign_id
+                        )
+                        or record.session_id
                     )
-                    or record.session_id
-                )
-            if delegate_of_foreign_id(self._connection, parent_id, imported.foreign_id):
-                continue  # imported with the file the first time: its iterator stays unread
+                if delegate_of_foreign_id(self._connection, parent_id, imported.foreign_id):
+                    continue  # imported with the file the first time: left unread
             stored = store_new_conversation(
                 self._connection,
                 imported,
@@ -337,6 +356,14 @@ def _restamped(record: ImportFileRecord, stamp: FileStamp) -> ImportFileRecord:
     )
 
 
+def _chain(
+    first: ImportedSession | None, rest: Iterator[ImportedSession]
+) -> Iterator[ImportedSession]:
+    if first is not None:
+        yield first
+    yield from rest
+
+
 def _unchanged(path: Path, record: ImportFileRecord, label: str | None) -> FileOutcome:
     """The outcome of a file its bookkeeping says is unchanged (nothing is opened)."""
     empty = record.session_id is None and record.foreign_id is None
@@ -370,5 +397,6 @@ def _unreadable(
     result = outcome or FileOutcome(path=path, status=FileStatus.UNREADABLE)
     result.status = FileStatus.UNREADABLE
     result.importer = importer.name
-    result.detail = f"cannot read: {_reason(error)}"
+    verb = "cannot read" if isinstance(error, OSError | UnicodeError) else "cannot import"
+    result.detail = f"{verb}: {_reason(error)}"
     return result

@@ -1,7 +1,9 @@
 """Redaction (SPEC K1): one engine that removes secrets from every string field of a session
 before any exporter sees it.
 
-One concern per module: :mod:`.rules` (the built-in patterns and the marker),
+One concern per module: :mod:`.token_patterns` (secrets known by their shape),
+:mod:`.context_patterns` (secrets known by their surroundings), :mod:`.rules` (the built-in
+rule set and the marker),
 :mod:`.engine` (the :class:`Redactor`: keyword pre-filter, text and nested values),
 :mod:`.records` (which fields of a session record are redacted), :mod:`.linear` (the static
 check that no pattern nests unbounded repeats). See ``docs/redaction.md``.

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import RedactionRule, SessionRecord
 
-from .rules import BUILTIN_RULES, SECRET_KEY_WORDS, marker
+from .context_patterns import SECRET_KEY_WORDS
+from .rules import BUILTIN_RULES, marker
 
 if TYPE_CHECKING:
     from hermes_core.plugins import PluginHost

@@ -67,9 +67,10 @@ def redact_message(message: Message, redact: RedactValue) -> Message:
 
 
 def redact_session_record(record: SessionRecord, redact: RedactValue) -> SessionRecord:
-    """A new record: the session and every message redacted, the children ids kept."""
-    return SessionRecord(
+    """A new record: the session and every message redacted; the other fields of the record
+    (children, lineage: session ids) copied as they are."""
+    return replace(
+        record,
         session=redact_session(record.session, redact),
         messages=[redact_message(message, redact) for message in record.messages],
-        children=record.children,
     )

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from hermes_hookspecs import Message, ParentKind
 
-from . import rowwrites
+from . import fulltext, rowwrites
 from .connection import write_transaction
 
 ImportState = Literal["importing", "done"]
@@ -75,9 +75,54 @@ def save_import_file(db: sqlite3.Connection, record: ImportFileRecord) -> None:
 
 
 def update_import_file(connection: sqlite3.Connection, record: ImportFileRecord) -> None:
-    """:func:`save_import_file` in its own transaction."""
+    """:func:`save_import_file` in its own transaction; an append in progress on that file
+    (:func:`mark_append`) is over."""
     with write_transaction(connection) as db:
         save_import_file(db, record)
+        db.execute("DELETE FROM state_meta WHERE key = ?", (_APPEND_KEY + record.path,))
+
+
+_APPEND_KEY = "import_append:"
+
+
+def mark_append(
+    connection: sqlite3.Connection, path: str, session_id: str, last_kept_id: int
+) -> None:
+    """Note, before appending a grown file's new turns, where the session ended: if the
+    process dies before the file's bookkeeping moves on, the next import undoes the partial
+    append (:func:`pending_appends`, :func:`discard_messages_after`)."""
+    with write_transaction(connection) as db:
+        db.execute(
+            "INSERT OR REPLACE INTO state_meta(key, value) VALUES (?, ?)",
+            (_APPEND_KEY + path, json.dumps({"session_id": session_id, "last_id": last_kept_id})),
+        )
+
+
+def pending_appends(connection: sqlite3.Connection) -> dict[str, tuple[str, int]]:
+    """Appends that never finished: path → (session id, last message id kept)."""
+    found: dict[str, tuple[str, int]] = {}
+    rows = connection.execute(
+        "SELECT key, value FROM state_meta WHERE key >= ? AND key < ?",
+        (_APPEND_KEY, _APPEND_KEY[:-1] + chr(ord(":") + 1)),
+    )
+    for key, value in rows:
+        try:
+            mark = json.loads(value)
+            found[key[len(_APPEND_KEY) :]] = (str(mark["session_id"]), int(mark["last_id"]))
+        except (ValueError, KeyError, TypeError):
+            continue
+    return found
+
+
+def undo_pending_append(
+    connection: sqlite3.Connection, path: str, session_id: str, last_id: int
+) -> int:
+    """Remove what an unfinished append left (see :func:`mark_append`); returns the number of
+    messages removed."""
+    removed = discard_messages_after(connection, session_id, last_id)
+    with write_transaction(connection) as db:
+        db.execute("DELETE FROM state_meta WHERE key = ?", (_APPEND_KEY + path,))
+    return removed
 
 
 def session_of_foreign_id(
@@ -262,3 +307,32 @@ def discard_partial_import(connection: sqlite3.Connection, record: ImportFileRec
             deleted = rowwrites.delete_sessions(db, doomed)
         db.execute("DELETE FROM import_files WHERE path = ?", (record.path,))
     return deleted
+
+
+def last_message_id(connection: sqlite3.Connection, session_id: str) -> int:
+    """The id of the session's newest message (0 when it has none)."""
+    row = connection.execute(
+        "SELECT coalesce(max(id), 0) FROM messages WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    return int(row[0])
+
+
+def discard_messages_after(
+    connection: sqlite3.Connection, session_id: str, last_kept_id: int
+) -> int:
+    """Undo an append that failed half-way: delete the session's messages newer than
+    ``last_kept_id`` (with their index rows) and recount its counters. Returns how many
+    messages went."""
+    where = "session_id = ? AND id > ?"
+    with write_transaction(connection) as db:
+        fulltext.unindex_messages(db, where, [session_id, last_kept_id])
+        removed = db.execute(f"DELETE FROM messages WHERE {where}", (session_id, last_kept_id))
+        db.execute(
+            "UPDATE sessions SET "
+            "message_count = (SELECT count(*) FROM messages WHERE session_id = sessions.id), "
+            "tool_call_count = (SELECT coalesce(sum(json_array_length(tool_calls)), 0) "
+            "  FROM messages WHERE session_id = sessions.id AND tool_calls IS NOT NULL) "
+            "WHERE id = ?",
+            (session_id,),
+        )
+    return removed.rowcount

@@ -104,14 +104,22 @@ def test_the_exporter_only_ever_sees_redacted_records(home):
     spy = RecordingExporter("spy", redact_by_default=True)
     plugin_host = host(("planted", PlantedRule()), ("spy", ExporterPlugin(spy)))
     result = invoke(
-        plugin_host, home, "sessions", "export", "out.txt", "-f", "spy", "--session-id", session_id
+        plugin_host,
+        home,
+        "sessions",
+        "export",
+        str(home.parent / "out.txt"),
+        "-f",
+        "spy",
+        "--session-id",
+        session_id,
     )
     assert result.exit_code == 0, result.output
     [record] = spy.records
     assert "PLANTED" not in repr(record) and GITHUB_TOKEN not in repr(record)
     assert spy.options is not None and spy.options.redacted
     again = invoke(
-        plugin_host, home, "sessions", "export", "out.txt", "-f", "spy", "--session-id",
+        plugin_host, home, "sessions", "export", str(home.parent / "out.txt"), "-f", "spy", "--session-id",
         session_id, "--no-redact",
     )  # fmt: skip
     assert again.exit_code == 0, again.output
@@ -133,3 +141,32 @@ def test_redacted_logical_lineage_keeps_its_lineage_ids(home):
     [record] = [json.loads(line) for line in result.stdout.splitlines()]
     assert record["lineage"] == [root.id, second.id]
     assert "PLANTED" not in result.stdout
+
+
+class BrokenRule:
+    """A plugin rule whose pattern is not a regular expression."""
+
+    @hookimpl
+    def hermes_register_redaction_rules(self, register):
+        register(RedactionRule("broken", r"PLANTED-[0-9a-f", keywords=("planted",)))
+
+
+def test_a_plugin_rule_that_does_not_compile_is_one_line_and_nothing_is_written(home):
+    session_id = secret_session(home)
+    spy = RecordingExporter("spy", redact_by_default=True)
+    plugin_host = host(("broken", BrokenRule()), ("spy", ExporterPlugin(spy)))
+    output = home.parent / "out.txt"
+    result = invoke(
+        plugin_host,
+        home,
+        "sessions",
+        "export",
+        str(output),
+        "-f",
+        "spy",
+        "--session-id",
+        session_id,
+    )
+    assert result.exit_code == 1
+    assert "broken" in result.output and "Traceback" not in result.output
+    assert spy.records == [] and not output.exists()

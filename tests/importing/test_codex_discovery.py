@@ -22,6 +22,9 @@ from hermes_hookspecs import ImportCandidate, Importer
 from hermes_import_codex import discovery
 from hermes_import_codex.importer import CodexImporter
 
+from hermes_core.cli.import_commands import candidate_cells
+from hermes_core.importing import described as described_log
+from hermes_core.importing import gather_candidates
 from hermes_core.plugins import PluginHost
 
 
@@ -216,3 +219,23 @@ def test_discovered_paths_read_back_to_the_same_thread(tmp_path: Path, depth: st
     assert session.foreign_id == candidate.foreign_id
     assert session.cwd == candidate.cwd
     assert sum(1 for m in session.messages if m.role == "user") == candidate.turn_count
+
+
+def test_the_import_pickers_rows_show_codex_rollouts(tmp_path: Path) -> None:
+    codex_tree(tmp_path)
+    host = PluginHost()
+    env = {"CODEX_HOME": str(tmp_path), "HOME": str(tmp_path / "nobody")}
+    rows = {
+        log.candidate.path.name: candidate_cells(described_log(log))
+        for log in gather_candidates(host.importers(), env, only="codex")
+    }
+    _, tool, title, folder, turns = rows[ENVELOPE_SAMPLE.name]
+    assert (tool, folder, turns) == ("Codex CLI", "tide-tables", "2")
+    assert title == "The tide table for 29 February is wrong; leap years are not…"
+    _, tool, title, folder, turns = rows[LEGACY_SAMPLE.name]
+    assert (tool, title, folder, turns) == (
+        "Codex CLI",
+        "Why does `weather --units metric` still print Fahrenheit?",
+        "weather-cli",
+        "2",
+    )

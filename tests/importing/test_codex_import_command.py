@@ -10,22 +10,18 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from codex_helpers import (
     ENVELOPE_SAMPLE,
     LEGACY_SAMPLE,
     agent_event,
     fingerprint,
+    line,
+    meta,
     tokens,
     user_event,
 )
 
 from hermes_core.store import SessionStore
-
-pytestmark = pytest.mark.skipif(
-    not (Path(__file__).resolve().parents[2] / "hermes_core" / "importing").is_dir(),
-    reason="the import engine (hermes_core/importing) is not in this tree yet",
-)
 
 IMPORTED = re.compile(r"Imported Codex CLI session as (?P<id>\S+): (?P<title>.*)")
 
@@ -163,3 +159,29 @@ def test_a_rollout_without_conversation_is_reported_and_stores_nothing(tmp_path:
     assert "no conversation" in result.stdout
     with SessionStore.open(tmp_path / "hermes-home") as store:
         assert store.list_sessions() == []
+
+
+def test_a_subagent_rollout_becomes_a_delegate_of_its_parents_session(tmp_path: Path) -> None:
+    parent_id = "0195b000-aaaa-7aaa-8aaa-aaaaaaaaaaaa"
+    child_id = "0195b000-bbbb-7bbb-8bbb-bbbbbbbbbbbb"
+    day = tmp_path / "codex" / "sessions" / "2026" / "04" / "01"
+    day.mkdir(parents=True)
+    parent = day / f"rollout-2026-04-01T10-00-00-{parent_id}.jsonl"
+    child = day / f"rollout-2026-04-01T10-05-00-{child_id}.jsonl"
+    parent.write_text(
+        meta(parent_id, cwd="/work/demo") + user_event("review my branch", 1) + agent_event("ok", 9)
+    )
+    spawn = {"subagent": {"thread_spawn": {"parent_thread_id": parent_id, "depth": 1}}}
+    child.write_text(
+        line("session_meta", {"id": child_id, "cwd": "/work/demo", "source": spawn}, 2)
+        + user_event("look for missing tests", 3)
+        + agent_event("two functions lack tests", 4)
+    )
+    os.utime(child, (1_700_000_000, 1_700_000_000))  # the parent was active last
+    result = run_hermes(tmp_path, "sessions", "import", "--from", "codex", "--all")
+    assert result.returncode == 0, result.stderr
+    with SessionStore.open(tmp_path / "hermes-home") as store:
+        stored = {s.metadata["imported_from"]["foreign_id"]: s for s in store.list_sessions()}
+    assert stored[child_id].parent_session_id == stored[parent_id].id
+    assert stored[child_id].parent_kind == "delegate"
+    assert stored[parent_id].parent_session_id is None

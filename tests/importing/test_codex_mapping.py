@@ -317,3 +317,39 @@ def test_sample_lines_are_all_valid_json() -> None:
     for sample in (ENVELOPE_SAMPLE, LEGACY_SAMPLE):
         for raw in sample.read_text(encoding="utf-8").splitlines():
             assert isinstance(json.loads(raw), dict)
+
+
+PARENT_ID = "0195b000-aaaa-7aaa-8aaa-aaaaaaaaaaaa"
+
+
+def subagent_meta(source: object, **extra: str) -> str:
+    payload = {"id": SESSION_ID, "cwd": "/work/demo", "source": source, **extra}
+    return line("session_meta", payload)
+
+
+def test_a_subagent_thread_names_the_thread_it_worked_for(tmp_path: Path) -> None:
+    spawned = {"subagent": {"thread_spawn": {"parent_thread_id": PARENT_ID, "depth": 1}}}
+    for header in (
+        subagent_meta(spawned),
+        subagent_meta({"subagent": "review"}, parent_thread_id=PARENT_ID.upper()),
+    ):
+        path = write_rollout(tmp_path, header, user_event("check the diff", 1))
+        assert read_one(path).session.parent_foreign_id == PARENT_ID
+    # a fork is a conversation of its own; so is a thread started by a person
+    for header in (
+        subagent_meta("cli", forked_from_id=PARENT_ID),
+        subagent_meta("cli", parent_thread_id=PARENT_ID),
+    ):
+        path = write_rollout(tmp_path, header, user_event("check the diff", 1))
+        assert read_one(path).session.parent_foreign_id is None
+
+
+def test_a_resumed_subagent_read_belongs_to_the_session_it_was_imported_as(
+    tmp_path: Path,
+) -> None:
+    spawned = {"subagent": {"thread_spawn": {"parent_thread_id": PARENT_ID}}}
+    path = write_rollout(tmp_path, subagent_meta(spawned), user_event("one", 1))
+    first = read_one(path)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(user_event("two", 2))
+    assert read_one(path, first.session.cursor).session.parent_foreign_id is None

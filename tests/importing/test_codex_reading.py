@@ -54,7 +54,7 @@ def test_a_torn_last_line_waits_for_the_next_read(tmp_path: Path) -> None:
     first = read_one(path)
     assert first.transcript == [("user", "one"), ("assistant", "reply")]
     assert first.session.cursor == str(complete_size)
-    assert first.session.warnings == {"incomplete last line": 1}
+    assert first.session.warnings == {"incomplete last line (left for the next import)": 1}
 
     with path.open("a", encoding="utf-8") as handle:
         handle.write(whole[25:])
@@ -87,7 +87,7 @@ def test_malformed_lines_and_invalid_utf8_are_skipped_and_counted(tmp_path: Path
     )
     found = read_one(path)
     assert found.transcript == [("user", "café ok"), ("assistant", "still here")]
-    assert found.session.warnings == {"malformed line": 3, "invalid UTF-8": 1}
+    assert found.session.warnings == {"malformed line": 3, "invalid UTF-8 line": 1}
     assert found.session.cursor == str(path.stat().st_size)
 
 
@@ -145,9 +145,12 @@ def test_unreadable_inputs_raise_clear_errors(tmp_path: Path) -> None:
         read_all(tmp_path / "missing.jsonl")
     with pytest.raises(IsADirectoryError):
         read_all(tmp_path)
+
+
+def test_a_cursor_it_did_not_give_means_the_whole_file(tmp_path: Path) -> None:
     path = write_rollout(tmp_path, meta(), user_event("hi", 1))
-    with pytest.raises(ValueError, match="not a Codex CLI read cursor"):
-        read_all(path, "offset-twelve")
+    for foreign in ("offset-twelve", "1:2", "-5", ""):
+        assert read_one(path, foreign).transcript == [("user", "hi")], foreign
 
 
 def test_a_cursor_past_the_end_of_a_shrunk_file_reads_nothing(tmp_path: Path) -> None:

@@ -399,3 +399,63 @@ def test_snapshot_clashes_are_reported_never_fatal(store: SessionStore, tmp_path
     )
     assert again.status is FileStatus.UNCHANGED
     assert again.detail == "every session in it is already in this store"
+
+
+class FailingAfter:
+    """The Claude importer, except that reading raises ``ValueError`` (an importer's bug)
+    after ``count`` messages of the file's own session."""
+
+    name = "claude"
+    label = "Claude Code"
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    def read(self, path: Path, resume_from: str | None = None) -> Iterator[ImportedSession]:
+        for session in IMPORTER.read(path, resume_from):
+            original = session.messages
+
+            def failing(source: Iterator[Message] = original) -> Iterator[Message]:
+                for number, message in enumerate(source, start=1):
+                    yield message
+                    if number == self.count:
+                        raise ValueError("the importer tripped")
+
+            session.messages = failing()
+            yield session
+
+
+def test_an_importer_failing_is_one_outcome_and_the_next_import_redoes_the_file(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    path = sample(tmp_path, S21)
+    outcome = ImportRun(store.connection).import_file(path, FailingAfter(1))  # type: ignore[arg-type]
+    assert outcome.status is FileStatus.UNREADABLE
+    assert outcome.detail == "cannot import: the importer tripped"
+    again = ImportRun(store.connection).import_file(path, IMPORTER)
+    assert again.status is FileStatus.IMPORTED
+    assert store.connection.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2
+
+
+def test_an_append_failing_half_way_is_undone_and_done_once_later(
+    store: SessionStore, tmp_path: Path
+) -> None:
+    path = sample(tmp_path, S21)
+    first = ImportRun(store.connection).import_file(path, IMPORTER)
+    session_id = first.session_id or ""
+    before = store.get_session(session_id)
+    turns = []
+    for turn in range(400):  # 800 messages: a committed batch of 500, then the failure
+        turns.append(prompt(f"n{turn}", turn % 60, f"more {turn}"))
+        turns.append(reply(f"r{turn}", turn % 60, text(f"reply {turn}"), message_id=f"x{turn}"))
+    with open(path, "ab") as handle:
+        handle.write(lines(*turns))
+    failed = ImportRun(store.connection).import_file(path, FailingAfter(700))  # type: ignore[arg-type]
+    assert failed.status is FileStatus.UNREADABLE
+    assert store.get_session(session_id).message_count == before.message_count
+    assert len(store.messages(session_id)) == before.message_count
+    retried = ImportRun(store.connection).import_file(path, IMPORTER)
+    assert retried.status is FileStatus.APPENDED
+    assert store.get_session(session_id).message_count == before.message_count + 800
+    contents = [m.content for m in store.messages(session_id)]
+    assert len(contents) == len(set(contents)) and contents[-1] == "reply 399"

@@ -17,10 +17,13 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from hermes_core.store import SessionStore
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "writing-an-importer.md"
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "importing" / "example_importer"
@@ -127,3 +130,62 @@ def test_the_example_plugins_own_test_passes(tmp_path: Path, plugin_root: Path) 
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "1 passed" in result.stdout
+
+
+def test_hermes_sessions_import_from_mytool_stores_the_sample(
+    tmp_path: Path, plugin_root: Path
+) -> None:
+    sample = plugin_root / "sample-chat.jsonl"
+    before = (sample.read_bytes(), sample.stat().st_mtime_ns)
+    result = run_hermes(
+        tmp_path, plugin_root, ["sessions", "import", "--from", "mytool", str(sample)]
+    )
+    assert result.returncode == 0, result.stderr
+    imported = re.search(r"Imported MyTool session as (?P<id>\S+): ", result.stdout)
+    assert imported, result.stdout
+    session_id = imported["id"]
+    assert f"hermes --resume {session_id}" in result.stdout
+    assert (sample.read_bytes(), sample.stat().st_mtime_ns) == before
+
+    with SessionStore.open(tmp_path / "hermes-home") as store:
+        session = store.get_session(session_id)
+        messages = store.messages(session_id)
+    assert session.source == "mytool"
+    assert session.title == "Imported from MyTool: Why is the checkout page slow?"
+    assert session.cwd == "/home/ana/shop"
+    assert session.end_reason == "imported"
+    assert session.ended_at == datetime(2026, 5, 1, 9, 1, 5, tzinfo=UTC).timestamp()
+    assert session.metadata["imported_from"]["tool"] == "mytool"
+    assert [(m.role, m.content) for m in messages] == [
+        ("user", "Why is the checkout page slow?"),
+        (
+            "assistant",
+            "[ran tool: grep]\n[ran tool: edit]\n\n"
+            "Each cart line runs its own price query (an N+1). I batched them into one.",
+        ),
+        ("user", "Thanks, that did it."),
+        ("assistant", "Glad it helped."),
+    ]
+
+    again = run_hermes(tmp_path, plugin_root, ["sessions", "import", str(sample)])
+    assert again.returncode == 0, again.stderr
+    assert f"already imported as {session_id}" in again.stdout
+
+
+def test_import_all_finds_the_example_logs_in_their_default_place(
+    tmp_path: Path, plugin_root: Path
+) -> None:
+    chats = tmp_path / "mytool-home" / "chats"
+    chats.mkdir(parents=True)
+    shutil.copy(plugin_root / "sample-chat.jsonl", chats / "c-42.jsonl")
+    result = run_hermes(
+        tmp_path,
+        plugin_root,
+        ["sessions", "import", "--from", "mytool", "--all"],
+        MYTOOL_HOME=str(tmp_path / "mytool-home"),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Summary: 1 imported" in result.stdout
+    with SessionStore.open(tmp_path / "hermes-home") as store:
+        [session] = store.list_sessions()
+    assert session.metadata["imported_from"]["foreign_id"] == "c-42"

@@ -38,7 +38,8 @@ class CodexImporter:
     def describe(self, candidate: ImportCandidate) -> ImportCandidate:
         """``candidate`` with its title, cwd and turn count, from the first 64 KiB of the file.
 
-        Optional for importers: the import picker calls it on the candidates it shows.
+        Optional for importers: the import picker calls it on the candidates it lists;
+        ``--all`` never does.
         """
         return discovery.described(candidate)
 

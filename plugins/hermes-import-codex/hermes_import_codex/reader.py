@@ -28,25 +28,27 @@ SOURCE = "codex-cli"
 TITLE_PREFIX = "Imported from Codex CLI: "
 TITLE_TEXT_LIMIT = 60
 MALFORMED = "malformed line"
-INVALID_UTF8 = "invalid UTF-8"
-INCOMPLETE = "incomplete last line"
+INVALID_UTF8 = "invalid UTF-8 line"
+INCOMPLETE = "incomplete last line (left for the next import)"
 IDENTITY_SCAN_BYTES = 4 * 1024 * 1024
 """On a resumed read, how far into the file to look for the thread's ``session_meta``."""
 
 
 def parse_cursor(cursor: str | None) -> tuple[int, tuple[int, int]]:
-    """``(byte offset, (input, output) tokens so far)`` of a cursor this reader gave."""
-    if not cursor:
-        return 0, (0, 0)
+    """``(byte offset, (input, output) tokens so far)`` of a cursor this reader gave.
+
+    Anything else (no cursor, or one this reader cannot have written) means the whole file,
+    as in the Claude Code importer: a bare offset is taken as one.
+    """
     try:
-        parts = [int(part) for part in cursor.split(":")]
+        parts = [int(part) for part in (cursor or "0").split(":")]
     except ValueError:
-        raise ValueError(f"not a Codex CLI read cursor: {cursor!r}") from None
+        return 0, (0, 0)
     if len(parts) == 1 and parts[0] >= 0:
         return parts[0], (0, 0)
     if len(parts) == 3 and min(parts) >= 0:
         return parts[0], (parts[1], parts[2])
-    raise ValueError(f"not a Codex CLI read cursor: {cursor!r}")
+    return 0, (0, 0)
 
 
 def format_cursor(offset: int, tokens: tuple[int, int]) -> str:
@@ -89,6 +91,9 @@ def read_rollout(path: Path, resume_from: str | None = None) -> Iterator[Importe
             title_hint=TITLE_PREFIX + records.one_line_title(title, TITLE_TEXT_LIMIT)
             if title
             else None,
+            # A subagent's thread is a delegate of its parent's session. Only on a first read:
+            # on a resumed one its turns go to the session the file was imported as.
+            parent_foreign_id=progress.parent_thread_id if not start else None,
         )
         finish = _Finish(
             progress,

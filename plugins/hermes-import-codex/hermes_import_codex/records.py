@@ -224,6 +224,23 @@ def mcp_event_tool_name(payload: dict[str, Any]) -> str:
     return "mcp"
 
 
+def subagent_parent(meta: dict[str, Any]) -> str | None:
+    """The thread a subagent thread worked for, from its ``session_meta``; None otherwise.
+
+    Only subagents count (``source: {"subagent": …}``); a fork (``forked_from_id``) is a
+    conversation of its own.
+    """
+    source = meta.get("source")
+    if not isinstance(source, dict) or "subagent" not in source:
+        return None
+    parent = meta.get("parent_thread_id")
+    subagent = source.get("subagent")
+    spawn = subagent.get("thread_spawn") if isinstance(subagent, dict) else None
+    if not isinstance(parent, str) and isinstance(spawn, dict):
+        parent = spawn.get("parent_thread_id")
+    return parent.lower() if isinstance(parent, str) and parent else None
+
+
 def token_totals(payload: dict[str, Any]) -> tuple[int, int] | None:
     """``(input, output)`` of a ``token_count`` event's cumulative ``total_token_usage``."""
     info = payload.get("info")

@@ -38,6 +38,8 @@ class ReadProgress:
     """The session uuid in the file name (the ``session_meta`` to trust), when there is one."""
     foreign_id: str | None = None
     meta_matched: bool = False
+    parent_thread_id: str | None = None
+    """Set when the thread is a subagent's: the thread it worked for."""
     cwd: str | None = None
     git_branch: str | None = None
     model: str | None = None
@@ -151,6 +153,7 @@ class TurnAssembler:
             started = timestamp
         if started is not None:
             progress.started_at = started
+        progress.parent_thread_id = records.subagent_parent(payload)
 
     def turn_context(self, payload: dict[str, Any]) -> None:
         """Per-turn settings: the model in use (the only place it is written) and the cwd."""

@@ -3,6 +3,7 @@ with the text around it kept; ordinary prose and code are left alone."""
 
 from __future__ import annotations
 
+import base64
 import json
 from dataclasses import dataclass
 
@@ -95,6 +96,15 @@ CASES = [
     # Slack
     Case("slack-bot", f"SLACK_BOT_TOKEN={s.SLACK_BOT}", s.SLACK_BOT, "slack-token"),
     Case("slack-user", f"xoxp is {s.SLACK_USER}", s.SLACK_USER, "slack-token"),
+    *[
+        Case(
+            f"slack-{kind}",
+            f"token={kind}-{s.fake(s.BASE62, 30, 70 + i)}\n",
+            f"{kind}-{s.fake(s.BASE62, 30, 70 + i)}",
+            "slack-token",
+        )
+        for i, kind in enumerate(("xoxa", "xoxo", "xoxr", "xoxs"))
+    ],
     Case(
         "slack-webhook",
         f'requests.post("https://hooks.slack.com/services/{s.SLACK_WEBHOOK_PATH}", json=msg)',
@@ -354,6 +364,7 @@ def test_every_category_is_caught_and_the_context_kept(case: Case) -> None:
         "id 3f2c1a9e-4b7d-4c2e-9f1a-0b6d8e2c4a7f in the log",
         "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 (HEAD -> main)",
         "![image](data:image/png;base64,[base64 image omitted])",
+        "data:image/png;base64," + base64.b64encode(bytes(range(256)) * 40).decode("ascii"),
         "api_key = os.environ['OPENAI_API_KEY']",
         'password = os.getenv("DB_PASSWORD")',
         "token = tokens[0]",
@@ -393,3 +404,29 @@ def test_several_secrets_in_one_text_are_each_counted_by_rule() -> None:
 def test_a_secret_assigned_to_a_key_keeps_the_vendor_marker() -> None:
     out = Redactor().redact_text(f'"api_key": "{s.OPENAI_PROJECT}"')
     assert out == f'"api_key": "{marker("openai-key")}"'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '"input_token": "NextToken", "output_token": "next_token"',
+        '"AmazonRedshiftFederatedAuthorization": "arn:aws:iam::aws:policy/AmazonRedshiftFederatedAuthorization"',
+        '"Resource": "arn:aws:secretsmanager:*:*:secret:AmazonDataZone-*"',
+        "SERVER_AUTH = '1.3.6.1.5.5.7.3.1'",
+        '"token": "other", "secret": false, "password": null',
+    ],
+)
+def test_identifiers_and_versions_under_secret_keys_are_code(text: str) -> None:
+    assert Redactor().redact_text(text) == text
+
+
+def test_a_header_right_after_a_json_escaped_newline_is_caught() -> None:
+    text = json.dumps(f"GET / HTTP/1.1\nAuthorization: Basic {s.PASSWORD}x\n")
+    assert s.PASSWORD not in Redactor().redact_text(text)
+
+
+def test_a_bare_bearer_credential_after_an_escaped_newline_is_caught() -> None:
+    credential = s.fake(s.URLSAFE, 40, 99)
+    out = Redactor().redact_text(json.dumps(f"token follows\nBearer {credential}"))
+    assert credential not in out
+    assert "Bearer [REDACTED:bearer-token]" in out

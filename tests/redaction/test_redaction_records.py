@@ -64,7 +64,7 @@ def secret_record() -> SessionRecord:
             token_count=5,
         ),
     ]
-    return SessionRecord(session=session, messages=messages, children=(TOKEN,))
+    return SessionRecord(session=session, messages=messages, children=(TOKEN,), lineage=(TOKEN,))
 
 
 def test_every_free_text_field_is_redacted() -> None:
@@ -103,6 +103,7 @@ def test_identifiers_timestamps_and_numbers_are_untouched() -> None:
     assert out.session.ended_at == record.session.ended_at
     assert out.session.input_tokens == 12
     assert out.children == (TOKEN,)
+    assert out.lineage == (TOKEN,)
     for before, after in zip(record.messages, out.messages, strict=True):
         for name in MESSAGE_FIELDS_KEPT:
             assert getattr(after, name) == getattr(before, name), name

@@ -1,0 +1,127 @@
+"""A writer killed mid-import (``kill -9``) leaves a whole store, and the next import of the
+file replaces the partial session instead of adding a second one. Plus the line reader under
+arbitrary garbage (hypothesis)."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from claude_helpers import IMPORTER, SESSION, lines, prompt, read_all, reply, text, write
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hermes_core.importing import FileStatus, ImportRun
+from hermes_core.store import SessionStore
+from hermes_core.store.imports import load_import_files
+
+TURNS = 1500  # three batches of 500 messages and more
+
+CHILD = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from hermes_core.importing import ImportRun
+    from hermes_core.store import SessionStore
+    from hermes_import_claude.importer import ClaudeCodeImporter
+
+    class Stalling(ClaudeCodeImporter):
+        def read(self, path, resume_from=None):
+            for session in super().read(path, resume_from):
+                source = session.messages
+                def stalling(source=source):
+                    for count, message in enumerate(source, start=1):
+                        yield message
+                        if count == 700:  # the first batch of 500 is committed by now
+                            print("STALLED", flush=True)
+                            time.sleep(60)
+                session.messages = stalling()
+                yield session
+
+    with SessionStore.open(sys.argv[1]) as store:
+        ImportRun(store.connection).import_file(Path(sys.argv[2]), Stalling())
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_writer_killed_mid_import_leaves_no_duplicate(tmp_path: Path) -> None:
+    records = []
+    for turn in range(TURNS):
+        records.append(prompt(f"u{turn}", turn % 60, f"question {turn}"))
+        records.append(reply(f"a{turn}", turn % 60, text(f"answer {turn}"), message_id=f"m{turn}"))
+    path = write(tmp_path / f"{SESSION}.jsonl", lines(*records))
+    home = tmp_path / "home"
+    kill_mid_import(home, path)
+    connection = sqlite3.connect(home / "state.db")
+    assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    connection.close()
+    with SessionStore.open(home) as store:
+        [record] = load_import_files(store.connection).values()
+        assert record.state == "importing"
+        partial = store.get_session(record.session_id or "")
+        assert 0 < partial.message_count < 2 * TURNS
+        outcome = ImportRun(store.connection).import_file(path, IMPORTER)
+        assert outcome.status is FileStatus.IMPORTED
+        [row] = store.connection.execute("SELECT id, message_count FROM sessions").fetchall()
+        assert row == (outcome.session_id, 2 * TURNS)
+
+
+def kill_mid_import(home: Path, path: Path) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", CHILD, str(home), str(path)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "STALLED"
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL  # the kill happened mid-import
+
+
+@pytest.mark.slow
+def test_a_writer_killed_mid_append_leaves_no_duplicate_turns(tmp_path: Path) -> None:
+    path = write(tmp_path / f"{SESSION}.jsonl", GOOD)
+    home = tmp_path / "home"
+    with SessionStore.open(home) as store:
+        session_id = ImportRun(store.connection).import_file(path, IMPORTER).session_id
+    records = []
+    for turn in range(TURNS):
+        records.append(prompt(f"v{turn}", turn % 60, f"later question {turn}"))
+        records.append(
+            reply(f"b{turn}", turn % 60, text(f"later answer {turn}"), message_id=f"n{turn}")
+        )
+    with open(path, "ab") as handle:
+        handle.write(lines(*records))
+    kill_mid_import(home, path)
+    with SessionStore.open(home) as store:
+        assert store.get_session(session_id or "").message_count > 2  # a batch got in
+        outcome = ImportRun(store.connection).import_file(path, IMPORTER)
+        assert outcome.status is FileStatus.APPENDED
+        contents = [m.content for m in store.messages(session_id or "")]
+        assert len(contents) == 2 + 2 * TURNS == len(set(contents))
+        assert store.get_session(session_id or "").message_count == 2 + 2 * TURNS
+
+
+GOOD = lines(prompt("u1", 1, "Question"), reply("a1", 2, text("Answer."), message_id="m1"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(garbage=st.lists(st.binary(max_size=60), max_size=8), tail=st.binary(max_size=40))
+def test_the_reader_survives_any_garbage(
+    tmp_path_factory: pytest.TempPathFactory, garbage: list[bytes], tail: bytes
+) -> None:
+    data = GOOD + b"".join(chunk.replace(b"\n", b" ") + b"\n" for chunk in garbage) + tail
+    path = write(tmp_path_factory.mktemp("g") / f"{SESSION}.jsonl", data)
+    [read] = read_all(path)
+    assert read.transcript[:2] == [("user", "Question"), ("assistant", "Answer.")]
+    cursor = int(read.session.cursor or 0)
+    assert len(GOOD) <= cursor <= len(data)
+    assert cursor == len(data) or data[cursor - 1 : cursor] == b"\n"
+    assert IMPORTER.sniff(path)
