@@ -189,3 +189,13 @@ def test_the_transcript_has_one_heading_per_message():
         "### Tool — terminal — 2026-05-28T20:26:43Z",
     ]
     assert text.startswith("# every field\n")
+
+
+def test_a_logical_lineage_export_is_not_restored_as_a_backup(tmp_path):
+    path = tmp_path / "logical.jsonl"
+    joined = SessionRecord(full_session(), list(MESSAGES), lineage=("a", "b"))
+    single = full_session(id="20260707_000000_444444")
+    write_backup(path, json.dumps(record_to_dict(joined)), backup_line(single, []))
+    [only] = JsonlBackupImporter().read(path)
+    assert only.foreign_id == single.id
+    assert only.warnings == {"not a backup line (a --lineage logical export)": 1}
