@@ -180,6 +180,7 @@ def _export(
         raise  # the reader of stdout went away (``| head``): not an export failure
     except OSError as error:
         raise ExportError(f"the {plan.request.format} export failed: {error}") from error
+    sink.finish()
     if layout.mode == "stdout":
         return []
     return result.files
