@@ -211,3 +211,19 @@ def test_a_logical_lineage_marks_where_each_continuation_starts(tmp_path: Path) 
     assert "a1b2c3d4 → a1b2c3d4-2" in page
     assert page.count('class="segment muted"') == 1
     assert page.index("Suggest a hike") < page.index("continued in session a1b2c3d4-2")
+
+
+def test_a_long_sidebar_spills_to_disk_and_keeps_every_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from hermes_export_html import exporter as html_exporter
+
+    monkeypatch.setattr(html_exporter, "SIDEBAR_SPOOL_BYTES", 512)
+    records = [chat_session(session_id=f"chat-{n}", title=f"Trip {n} \udcff") for n in range(40)]
+    page = export_page(tmp_path, *records)
+    tags = parse(page).tags
+    picks = [
+        attrs["data-target"] for tag, attrs in tags if tag == "button" and "data-target" in attrs
+    ]
+    assert picks == [f"s{n + 1}" for n in range(40)]
+    assert page.count("Trip 39") == 2  # the heading and the sidebar entry

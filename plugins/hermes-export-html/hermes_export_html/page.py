@@ -52,14 +52,18 @@ def page_start(title: str, nonce: str, multi: bool) -> str:
     )
 
 
-def sidebar(entries: list[str]) -> str:
-    """The sidebar (after ``<main>`` in the document; the grid shows it on the left)."""
+def sidebar_start() -> str:
+    """The opening of the sidebar, which follows ``<main>`` (the grid shows it on the left)."""
     return (
         '<nav id="sidebar" aria-label="Sessions">'
         '<input type="search" id="search" placeholder="Search sessions" autocomplete="off" '
-        'aria-label="Search sessions"><div class="muted" id="match-count"></div>'
-        f"<ul>{''.join(entries)}</ul></nav>\n"
+        'aria-label="Search sessions"><div class="muted" id="match-count"></div><ul>'
     )
+
+
+def sidebar_end() -> str:
+    """The closing of the sidebar."""
+    return "</ul></nav>\n"
 
 
 def page_end(nonce: str) -> str:
