@@ -4,7 +4,8 @@
 each installed exporter through the export engine (``plan_export`` + ``run_export``, the code
 behind ``hermes sessions export``), redaction off, into a scratch folder; the figure is the
 bytes written ÷ the wall time of ``run_export`` (best of ``repeats``). Formats are whatever the
-host has installed, so new exporter plugins are measured as they land.
+host has installed, so new exporter plugins are measured as they land. For context, jsonl is
+also run with ``--redact`` (``export_mbps_jsonl_redacted_<size>``): the cost of the K1 step.
 
 **Memory** (``export_rss_ratio_<format>``, target ≤ 1.2): the peak RSS of a fresh process that
 exports 10,000 sessions, ÷ that of one exporting 1,000 sessions of the same store. The store has
@@ -60,8 +61,11 @@ def _written_bytes(folder: Path) -> tuple[int, int]:
     return sum(p.stat().st_size for p in files), len(files)
 
 
-def run_throughput(home: Path, scratch: Path, repeats: int = 2) -> list[Throughput]:
-    """Export every session of the store at ``home`` with each installed format."""
+def run_throughput(
+    home: Path, scratch: Path, repeats: int = 2, *, redacted_formats: tuple[str, ...] = ("jsonl",)
+) -> list[Throughput]:
+    """Export every session of the store at ``home`` with each installed format, then (for
+    context) with ``--redact`` in ``redacted_formats``; redacted runs are named ``<format>+redact``."""
     from hermes_core.exporting import ExporterTraits, ExportRequest, plan_export, run_export
     from hermes_core.plugins import PluginHost
     from hermes_core.store import SessionStore
@@ -69,7 +73,10 @@ def run_throughput(home: Path, scratch: Path, repeats: int = 2) -> list[Throughp
     host = PluginHost(report=lambda _line: None)
     found: list[Throughput] = []
     with SessionStore.open(home) as store:
-        for name, exporter in sorted(host.exporters().items()):
+        installed = sorted(host.exporters().items())
+        runs = [(name, exporter, False) for name, exporter in installed]
+        runs += [(name, exporter, True) for name, exporter in installed if name in redacted_formats]
+        for name, exporter, redact in runs:
             traits = ExporterTraits.of(exporter)
             best: Throughput | None = None
             for _ in range(repeats):
@@ -82,7 +89,7 @@ def run_throughput(home: Path, scratch: Path, repeats: int = 2) -> list[Throughp
                         name, traits.one_file_per_session, folder, exporter.extension
                     ),
                     filter_options={"min_messages": 0},
-                    redact=False,
+                    redact=redact,
                 )
                 plan = plan_export(store, host, request, home=home)
                 started = time.perf_counter()
@@ -90,7 +97,8 @@ def run_throughput(home: Path, scratch: Path, repeats: int = 2) -> list[Throughp
                 seconds = time.perf_counter() - started
                 written, files = _written_bytes(folder)
                 shutil.rmtree(folder, ignore_errors=True)
-                measured = Throughput(name, written, seconds, report.sessions_written, files)
+                label = f"{name}+redact" if redact else name
+                measured = Throughput(label, written, seconds, report.sessions_written, files)
                 if best is None or measured.seconds < best.seconds:
                     best = measured
             assert best is not None

@@ -566,12 +566,13 @@ def export_figures(home: Path, workdir: Path, label: str) -> None:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     for figure in found:
+        redaction = "with --redact" if figure.format.endswith("+redact") else "no redaction"
         emit(
-            f"export_mbps_{figure.format}_{label}",
+            f"export_mbps_{figure.format.replace('+redact', '_redacted')}_{label}",
             f"{figure.mb_per_second:.1f}",
             "MB/s",
             f"context: {figure.bytes_written / 1e6:.0f} MB in {figure.files} file(s) for "
-            f"{figure.sessions} sessions in {figure.seconds:.1f} s, no redaction, best of 2",
+            f"{figure.sessions} sessions in {figure.seconds:.1f} s, {redaction}, best of 2",
         )
 
 

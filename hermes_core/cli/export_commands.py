@@ -7,6 +7,7 @@ when the export itself goes to stdout, so ``-`` output stays clean for a pipe.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import TYPE_CHECKING, Annotated, Any
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
     from hermes_hookspecs import SessionRecord
 
     from hermes_core.exporting import ExportPlan, ExportReport, VerifiedExport
+    from hermes_core.store import SessionStore
+
+    from .context import CliContext
 
 _LINEAGE_MODES = ("single", "logical")
 _ONLY_MODES = ("user-prompts",)
@@ -32,6 +36,19 @@ _ONLY_MODES = ("user-prompts",)
 def _stdin_is_terminal() -> bool:
     """Whether a question can be asked (tests replace this)."""
     return sys.stdin.isatty()
+
+
+def _stdout_closed() -> None:
+    """The reader of stdout went away (``hermes sessions export - | head``): stop quietly.
+
+    stdout is pointed at /dev/null so the interpreter's final flush does not fail again.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass  # not a real file descriptor (tests): nothing left to flush into a pipe
+    raise typer.Exit(1)
 
 
 def _complete_format(incomplete: str) -> list[str]:
@@ -163,9 +180,11 @@ def register(sessions: typer.Typer) -> None:
                 _export(context, plan)
         except ExportError as error:
             raise UserError(str(error)) from None
+        except BrokenPipeError:
+            _stdout_closed()
 
 
-def _dry_run(store: Any, plan: ExportPlan) -> None:
+def _dry_run(store: SessionStore, plan: ExportPlan) -> None:
     from hermes_core.exporting import preview
 
     count = 0
@@ -229,7 +248,7 @@ def _progress() -> tuple[Callable[[SessionRecord], None] | None, Callable[[], No
     return show, end
 
 
-def _export(context: Any, plan: ExportPlan) -> None:
+def _export(context: CliContext, plan: ExportPlan) -> None:
     from hermes_core.exporting import run_export
 
     show, end = _progress()
@@ -243,7 +262,7 @@ def _export(context: Any, plan: ExportPlan) -> None:
     _say(plan, _summary(plan, report))
 
 
-def _export_then_delete(context: Any, plan: ExportPlan, *, yes: bool) -> None:
+def _export_then_delete(context: CliContext, plan: ExportPlan, *, yes: bool) -> None:
     from hermes_core.exporting import delete_after_verified
 
     def confirm(verified: VerifiedExport) -> bool:

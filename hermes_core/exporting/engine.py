@@ -176,8 +176,11 @@ def _export(
     sink = layout.sink()
     try:
         result = plan.exporter.export(records, sink, options)
+    except BrokenPipeError:
+        raise  # the reader of stdout went away (``| head``): not an export failure
     except OSError as error:
         raise ExportError(f"the {plan.request.format} export failed: {error}") from error
+    sink.finish()
     if layout.mode == "stdout":
         return []
     return result.files

@@ -103,6 +103,10 @@ def choose_layout(
     if _names_directory(output):
         return ExportLayout("directory", path)
     if per_session and not (single_session and path.suffix):
+        if path.exists():
+            raise ExportError(
+                f"{path} is a file, but this export writes a file per session: give a directory"
+            )
         return ExportLayout("directory", path)
     if path.parent.exists() and not path.parent.is_dir():
         raise ExportError(f"cannot write {path}: {path.parent} is not a directory")

@@ -3,8 +3,8 @@
 An exporter never opens files itself; it asks the :class:`FileSink` the core hands it
 (``ExportSink`` in the contract). Every file is written to a temporary file in the same
 directory (created 0600), flushed and fsynced, then renamed over its target, and the directory
-is fsynced: a crash leaves either the old file or the new one, never half of one. A file whose
-``with`` block raises is thrown away.
+is fsynced (by the sink once per folder when the export ends): a crash leaves either the old
+file or the new one, never half of one. A file whose ``with`` block raises is thrown away.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ SinkMode = Literal["stdout", "file", "directory"]
 class AtomicFile(io.BufferedWriter):
     """A file that appears under its name only once it is complete and on disk."""
 
-    def __init__(self, target: Path) -> None:
+    def __init__(self, target: Path, *, sync_directory: bool = True) -> None:
         self.target = target
+        self._sync_directory = sync_directory
         descriptor, temporary = tempfile.mkstemp(
             prefix=f".{target.name}.", suffix=".partial", dir=target.parent
         )  # mkstemp creates the file 0600
@@ -56,7 +57,8 @@ class AtomicFile(io.BufferedWriter):
         if self._discard:
             return
         os.replace(self._temporary, self.target)
-        _fsync_directory(self.target.parent)
+        if self._sync_directory:
+            _fsync_directory(self.target.parent)
 
     def __del__(self) -> None:
         # A handle nobody closed was abandoned half-way: never let it replace the target.
@@ -133,11 +135,18 @@ class FileSink:
         self._destination = destination
         self.files_written = 0
         self.last_written: Path | None = None
+        self.pending_folders: set[Path] = set()
 
     @property
     def destination(self) -> Path | None:
         """The file or directory being written, or None for stdout."""
         return self._destination
+
+    def finish(self) -> None:
+        """Make the renames of every completed file durable (one fsync per folder written)."""
+        for folder in sorted(self.pending_folders):
+            _fsync_directory(folder)
+        self.pending_folders.clear()
 
     def open_binary(self, relative_name: str) -> BinaryIO:
         """A file under the export destination (or stdout for ``-``), opened for writing."""
@@ -164,7 +173,8 @@ class FileSink:
 
 class _RecordingAtomicFile(AtomicFile):
     def __init__(self, target: Path, sink: FileSink) -> None:
-        super().__init__(target)
+        # The sink fsyncs each folder once in finish(), not once per file.
+        super().__init__(target, sync_directory=False)
         self._sink = sink
 
     def close(self) -> None:
@@ -174,6 +184,7 @@ class _RecordingAtomicFile(AtomicFile):
         if not already and not discarded:
             self._sink.files_written += 1
             self._sink.last_written = self.target
+            self._sink.pending_folders.add(self.target.parent)
 
 
 def checked_relative_name(name: str) -> Path:

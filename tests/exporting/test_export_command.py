@@ -446,3 +446,16 @@ def test_a_parent_link_cycle_in_a_damaged_store_loses_no_session(home):
     result = invoke(host(), home, "sessions", "export", "-")
     assert result.exit_code == 0, result.output
     assert {json.loads(x)["session"]["id"] for x in result.stdout.splitlines()} == {first, second}
+
+
+def test_a_file_as_output_of_a_per_session_bulk_export_is_one_line(home, tmp_path):
+    with SessionStore.open(home) as store:
+        make(store)
+        make(store)
+    existing = tmp_path / "notes.md"
+    existing.write_text("mine")
+    error = only_error_line(
+        invoke(host(), home, "sessions", "export", str(existing), "-f", "md", "--source", "cli")
+    )
+    assert "give a directory" in error
+    assert existing.read_text() == "mine"

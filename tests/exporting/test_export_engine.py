@@ -108,6 +108,9 @@ def test_files_are_created_0600_whatever_the_umask(tmp_path):
     assert stat.S_IMODE(written.stat().st_mode) == 0o600
     assert stat.S_IMODE(written.parent.stat().st_mode) == 0o700
     assert (sink.files_written, sink.last_written) == (1, written)
+    assert sink.pending_folders == {written.parent}  # its rename is made durable by finish()
+    sink.finish()
+    assert sink.pending_folders == set()
 
 
 def test_a_failed_write_leaves_the_previous_file_and_no_temporary_file(tmp_path):

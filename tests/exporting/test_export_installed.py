@@ -130,3 +130,29 @@ def test_a_terminal_sees_the_export_progress(tmp_path):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_a_reader_that_stops_early_ends_the_export_quietly(tmp_path):
+    from hermes_hookspecs import Message
+
+    from hermes_core.store import SessionStore
+
+    home = tmp_path / "home"
+    with SessionStore.open(home) as store:
+        for _ in range(4):
+            session = store.create_session("cli")
+            store.append_messages(session.id, [Message("user", "x" * 500_000)])
+    environment = {**os.environ, "HOME": str(tmp_path), "HERMES_HOME": str(home)}
+    environment.pop("HERMES_DEBUG", None)
+    child = subprocess.Popen(
+        [*workspace_hermes(), "sessions", "export", "-"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=environment,
+    )
+    assert child.stdout is not None and child.stderr is not None
+    assert child.stdout.read(100).startswith(b'{"format":"hermes-session"')
+    child.stdout.close()  # like `| head -c 100`
+    error = child.stderr.read().decode()
+    assert child.wait(timeout=60) == 1
+    assert error == ""

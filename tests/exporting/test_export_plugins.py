@@ -189,3 +189,90 @@ def test_the_transcript_has_one_heading_per_message():
         "### Tool — terminal — 2026-05-28T20:26:43Z",
     ]
     assert text.startswith("# every field\n")
+
+
+def test_a_logical_lineage_export_is_not_restored_as_a_backup(tmp_path):
+    path = tmp_path / "logical.jsonl"
+    joined = SessionRecord(full_session(), list(MESSAGES), lineage=("a", "b"))
+    single = full_session(id="20260707_000000_444444")
+    write_backup(path, json.dumps(record_to_dict(joined)), backup_line(single, []))
+    [only] = JsonlBackupImporter().read(path)
+    assert only.foreign_id == single.id
+    assert only.warnings == {"not a backup line (a --lineage logical export)": 1}
+
+
+def rendered(record: SessionRecord) -> str:
+    """The transcript as a Markdown renderer that passes raw HTML through (as Quarto does)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark", {"html": True}).render("".join(transcript(record)))
+
+
+HOSTILE = [
+    "<script>alert(1)</script>",
+    '<img src=x onerror="alert(1)">',
+    "</details><script>alert(2)</script>",
+    "text with `<b>code</b>` inline and <iframe src=x></iframe>",
+    "```html\n<script>kept as code</script>\n```\nafter <svg onload=alert(3)>",
+]
+_TAG = re.compile(r"<([a-zA-Z][\w-]*)([^>]*)>")
+
+
+def assert_inert(html: str) -> None:
+    for name, attributes in _TAG.findall(html):
+        assert name.lower() not in {"script", "iframe", "svg", "style", "object", "embed"}, html
+        assert not re.search(r"\son\w+\s*=", attributes), html
+
+
+def test_raw_html_in_messages_and_titles_renders_as_text():
+    messages = [Message("user", text, timestamp=1.0) for text in HOSTILE]
+    record = SessionRecord(full_session(title="<script>alert('title')</script>"), messages)
+    html = rendered(record)
+    assert_inert(html)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # shown, not run
+    assert "<code>&lt;b&gt;code&lt;/b&gt;</code>" in html  # code spans stay code
+    assert "<code>plain code</code>" in rendered(
+        SessionRecord(full_session(), [Message("user", "a `plain code` span")])
+    )
+    assert "&lt;script&gt;kept as code&lt;/script&gt;" in html
+
+
+def test_a_fence_a_message_leaves_open_is_closed_before_the_next_message():
+    messages = [
+        Message("user", "```python\nprint('never closed')", timestamp=1.0),
+        Message("assistant", "the answer", timestamp=2.0),
+    ]
+    html = rendered(SessionRecord(full_session(), messages))
+    assert "<h3>Assistant — " in html and "<p>the answer</p>" in html
+
+
+_FRAGMENTS = [
+    "<script>", "</script>", "</details>", "<details>", "```", "~~~", "`", "``", "\n", "\n\n",
+    "<img src=x onerror=alert(1)>", "    ", "text", "<svg onload=x>", "<!--", "-->", "<?php",
+    "<![CDATA[", "<", ">", "&", "# ", "> ", "- ", "<a href='javascript:x'>", "<style>",
+    "````", " ```", "    ```", "``` x", "```a`b", "`` ` ``", "\t", "`<b>`", "`` <i> ``",
+]  # fmt: skip
+_MARKUP = st.one_of(st.text(), st.lists(st.sampled_from(_FRAGMENTS)).map("".join))
+
+
+@settings(max_examples=300, deadline=None)
+@given(content=_MARKUP, title=_MARKUP.filter(lambda t: bool(t.strip())))
+def test_no_message_or_title_can_inject_active_html(content, title):
+    record = SessionRecord(
+        full_session(title=title), [Message("user", content), Message("assistant", "end")]
+    )
+    html = rendered(record)
+    assert_inert(html)
+    assert "<h3>Assistant" in html
+
+
+def test_a_qmd_title_cannot_carry_html_into_quarto_and_md_keeps_it_exact():
+    from hermes_export_markdown.exporter import MarkdownExporter
+    from hermes_hookspecs import ExportOptions
+
+    record = SessionRecord(full_session(title="<b onmouseover=x>bold</b> plan"), [])
+    options = ExportOptions(output=None, single_session=True)
+    qmd = dict(MarkdownExporter("qmd")._front_matter(record, options, 0.0))
+    md = dict(MarkdownExporter("md")._front_matter(record, options, 0.0))
+    assert qmd["title"] == "&lt;b onmouseover=x>bold&lt;/b> plan"
+    assert md["title"] == "<b onmouseover=x>bold</b> plan"

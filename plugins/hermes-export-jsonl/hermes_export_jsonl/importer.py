@@ -3,7 +3,8 @@
 A pure reader: it yields each session with its stored form as ``snapshot`` and its messages
 with their own timestamps; the core's import engine keeps the ids, titles, lineage and pins,
 skips sessions it already has, and suffixes clashing titles. Lines that are not backup
-objects (malformed JSON, another shape, a prompt-only export) are skipped and counted.
+objects (malformed JSON, another shape, a prompt-only or ``--lineage logical`` export) are
+skipped and counted.
 """
 
 from __future__ import annotations
@@ -80,6 +81,9 @@ def _imported(raw: bytes) -> ImportedSession:
         raise ShapeError("malformed line") from error
     if not isinstance(data, dict) or data.get("format") != SESSION_FORMAT:
         raise ShapeError("not a session backup line")
+    if data.get("lineage"):
+        # A --lineage logical line joins several sessions: restoring it would duplicate them.
+        raise ShapeError("not a backup line (a --lineage logical export)")
     session = session_from_dict(data.get("session"))
     raw_messages = data.get("messages") or []
     if not isinstance(raw_messages, list):

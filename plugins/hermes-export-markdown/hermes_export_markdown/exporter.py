@@ -79,9 +79,11 @@ class MarkdownExporter:
         self, record: SessionRecord, options: ExportOptions, exported_at: float
     ) -> list[tuple[str, Any]]:
         session = record.session
-        fields: list[tuple[str, Any]] = [
-            ("title", session.title or f"Session {session.id}"),
-        ]
+        title = session.title or f"Session {session.id}"
+        if self.quarto:
+            # Quarto (pandoc) reads metadata strings as Markdown, raw HTML included.
+            title = title.replace("<", "&lt;")
+        fields: list[tuple[str, Any]] = [("title", title)]
         if self.quarto:
             fields.append(("format", "html"))
             fields.append(("date", iso(session.started_at)))

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from hermes_hookspecs import Message, SessionRecord
 
 _BACKTICKS = re.compile(r"`+")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _ROLE_NAMES = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}
 
 
@@ -37,6 +38,89 @@ def fenced(text: str, language: str = "text") -> str:
     return f"{fence}{language}\n{text}\n{fence}"
 
 
+def message_markdown(text: str) -> str:
+    """A message's own Markdown, made safe to embed in the transcript.
+
+    Raw HTML is neutralised outside fenced code (see :func:`_escape_outside_code_spans`), so a
+    ``<script>`` or ``<img onerror=…>`` in a message shows as text wherever the file is
+    rendered (Quarto passes raw HTML through); a code fence the message leaves open is closed,
+    so it cannot swallow the rest of the transcript.
+    """
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.splitlines(keepends=True):
+        opener = _FENCE.match(line)
+        if opener and opener.group(1)[0] == "`" and "`" in line[opener.end() :]:
+            opener = None  # CommonMark: a backtick fence's info string holds no backtick
+        if fence is None:
+            if opener:
+                fence = opener.group(1)
+                out.append(line)
+            else:
+                out.append(_escape_outside_code_spans(line))
+        else:
+            out.append(line)
+            if (
+                opener
+                and opener.group(1)[0] == fence[0]
+                and len(opener.group(1)) >= len(fence)
+                and not line.strip().strip(fence[0])
+            ):
+                fence = None
+    if fence is not None:
+        out.append(("" if not out or out[-1].endswith("\n") else "\n") + fence)
+    return "".join(out)
+
+
+def _escape_outside_code_spans(line: str) -> str:
+    """``line`` with no raw ``<`` left: outside code spans it becomes ``&lt;``; a code span
+    holding ``<`` becomes an HTML ``<code>`` element with its text escaped.
+
+    Whichever way a renderer pairs the backticks, no ``<`` of the message reaches it raw: at
+    worst a stray backtick pair shows an ``&lt;`` literally.
+    """
+    pieces: list[str] = []
+    position = 0
+    while position < len(line):
+        opening = _BACKTICKS.search(line, position)
+        if opening is None:
+            break
+        closing = next(
+            (
+                run
+                for run in _BACKTICKS.finditer(line, opening.end())
+                if len(run.group()) == len(opening.group())
+            ),
+            None,
+        )
+        if closing is None:
+            break
+        pieces.append(line[position : opening.start()].replace("<", "&lt;"))
+        span = line[opening.start() : closing.end()]
+        if "<" in span:
+            code = line[opening.end() : closing.start()]
+            if code.startswith(" ") and code.endswith(" ") and code.strip():
+                code = code[1:-1]
+            span = f"<code>{_escape_html(code)}</code>"
+        pieces.append(span)
+        position = closing.end()
+    pieces.append(line[position:].replace("<", "&lt;"))
+    return "".join(pieces)
+
+
+def inline_code(text: str) -> str:
+    """``text`` as an inline code span no backtick inside it can end early."""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    ticks = "`" * (longest + 1)
+    padding = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{ticks}{padding}{text}{padding}{ticks}"
+
+
+def heading_text(text: str) -> str:
+    """``text`` on one line, safe in a heading (raw HTML neutralised)."""
+    return _escape_outside_code_spans(one_line(text))
+
+
 def collapsed(summary: str, body: str) -> str:
     """A ``<details>`` block (the summary is HTML-escaped)."""
     return f"<details>\n<summary>{_escape_html(summary)}</summary>\n\n{body}\n\n</details>"
@@ -50,7 +134,7 @@ def message_heading(message: Message) -> str:
     """``### User — 2026-07-05T14:30:00Z`` (tool rows name the tool)."""
     parts = [_ROLE_NAMES.get(message.role, message.role.title())]
     if message.role == "tool" and message.tool_name:
-        parts.append(one_line(message.tool_name))
+        parts.append(heading_text(message.tool_name))
     when = iso(message.timestamp)
     if when:
         parts.append(when)
@@ -68,7 +152,7 @@ def message_body(message: Message) -> str:
     elif message.role == "system":
         blocks.append(collapsed("System message", fenced(message.content)))
     elif message.content:
-        blocks.append(message.content)
+        blocks.append(message_markdown(message.content))
     for call in message.tool_calls:
         label = f"Tool call: {one_line(call.name)}"
         if call.id:
@@ -80,7 +164,7 @@ def message_body(message: Message) -> str:
 def transcript(record: SessionRecord) -> Iterator[str]:
     """The body of a session's document, in chunks (front matter not included)."""
     session = record.session
-    yield f"# {one_line(session.title) if session.title else f'Session {session.id}'}\n\n"
+    yield f"# {heading_text(session.title) if session.title else f'Session {session.id}'}\n\n"
     facts = [
         ("Session ID", session.id),
         ("Source", session.source),
@@ -91,11 +175,11 @@ def transcript(record: SessionRecord) -> Iterator[str]:
     ]
     for label, value in facts:
         if value:
-            yield f"- {label}: `{one_line(value)}`\n"
+            yield f"- {label}: {inline_code(one_line(value))}\n"
     if record.lineage:
-        yield f"- Lineage: {', '.join(f'`{part}`' for part in record.lineage)}\n"
+        yield f"- Lineage: {', '.join(inline_code(part) for part in record.lineage)}\n"
     if record.children:
-        yield f"- Delegate sessions: {', '.join(f'`{child}`' for child in record.children)}\n"
+        yield f"- Delegate sessions: {', '.join(inline_code(c) for c in record.children)}\n"
     yield "\n## Messages\n"
     segment: str | None = record.lineage[0] if record.lineage else None
     for message in record.messages:
@@ -112,11 +196,11 @@ def prompts_document() -> str:
 
 def prompt_section(record: SessionRecord) -> Iterator[str]:
     """One session's prompts: a ``##`` heading, then ``### n. time`` and the text of each."""
-    title = f" — {one_line(record.session.title)}" if record.session.title else ""
+    title = f" — {heading_text(record.session.title)}" if record.session.title else ""
     yield f"\n## Session {record.session.id}{title}\n"
     prompts = [message for message in record.messages if message.role == "user"]
     if not prompts:
         yield "\n_No user prompts found._\n"
     for index, message in enumerate(prompts, start=1):
         when = iso(message.timestamp) or "time unknown"
-        yield f"\n### {index}. {when}\n\n{message.content}\n"
+        yield f"\n### {index}. {when}\n\n{message_markdown(message.content)}\n"
