@@ -33,11 +33,6 @@ _LINEAGE_MODES = ("single", "logical")
 _ONLY_MODES = ("user-prompts",)
 
 
-def _stdin_is_terminal() -> bool:
-    """Whether a question can be asked (tests replace this)."""
-    return sys.stdin.isatty()
-
-
 def _stdout_closed() -> None:
     """The reader of stdout went away (``hermes sessions export - | head``): stop quietly.
 
@@ -141,9 +136,12 @@ def register(sessions: typer.Typer) -> None:
                 "file, re-read and verify every file, then delete them.",
             ),
         ] = False,
-        yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before deleting.")] = (
-            False
-        ),
+        yes: Annotated[
+            bool,
+            typer.Option(
+                "--yes", "-y", help="Confirms --delete-after-verified (required with it)."
+            ),
+        ] = (False),
         upload: Annotated[
             bool, typer.Option("--upload", help="Upload the export (trace: a private HF dataset).")
         ] = False,
@@ -169,13 +167,18 @@ def register(sessions: typer.Typer) -> None:
             upload=upload,
             public=public,
         )
+        if delete_after_verified and not yes and not dry_run:
+            raise UserError(
+                "--delete-after-verified deletes sessions, so it needs --yes "
+                "(nothing was exported or deleted)"
+            )
         context = cli_context(ctx)
         try:
             plan = plan_export(context.store, context.host, request, home=context.home)
             if dry_run:
                 _dry_run(context.store, plan)
             elif delete_after_verified:
-                _export_then_delete(context, plan, yes=yes)
+                _export_then_delete(context, plan)
             else:
                 _export(context, plan)
         except ExportError as error:
@@ -262,23 +265,13 @@ def _export(context: CliContext, plan: ExportPlan) -> None:
     _say(plan, _summary(plan, report))
 
 
-def _export_then_delete(context: CliContext, plan: ExportPlan, *, yes: bool) -> None:
+def _export_then_delete(context: CliContext, plan: ExportPlan) -> None:
+    """Export, verify, then delete (the seed: only with ``--session-id`` and ``--yes``)."""
     from hermes_core.exporting import delete_after_verified
 
     def confirm(verified: VerifiedExport) -> bool:
-        count = len(verified.exported_messages)
         _say(plan, f"Verified {len(verified.report.files)} file(s) in {plan.layout.describe()}.")
-        if yes:
-            return True
-        if not _stdin_is_terminal():
-            raise UserError(
-                f"not a terminal, so nothing was deleted (the files are kept): add --yes to "
-                f"delete the {count} verified session(s)"
-            )
-        if typer.confirm(f"Delete the {count} verified session(s) from the store?", default=False):
-            return True
-        _say(plan, "Nothing was deleted; the exported files are kept.")
-        return False
+        return True
 
     report = delete_after_verified(plan, context.store, context.host, confirm=confirm)
     _say(plan, _summary(plan, report))

@@ -10,7 +10,6 @@ from export_helpers import ExporterPlugin, host, invoke, make, sha256
 from hermes_export_jsonl.exporter import JsonlExporter
 from hermes_hookspecs import Message
 
-from hermes_core.cli import export_commands
 from hermes_core.exporting import (
     ExportError,
     ExportRequest,
@@ -79,33 +78,19 @@ def test_jsonl_gives_every_session_its_own_file_too(home, tmp_path):
     }
 
 
-def test_without_a_terminal_and_without_yes_nothing_is_deleted(home, tmp_path, monkeypatch):
-    monkeypatch.setattr(export_commands, "_stdin_is_terminal", lambda: False)
+def test_without_yes_it_is_refused_before_anything_is_written(home, tmp_path):
+    # The seed: --delete-after-verified "exige --yes" (even when the answer would be yes).
     with SessionStore.open(home) as store:
         parent, *_ = family(store)
     out = tmp_path / "kept"
     result = invoke(
         host(), home, "sessions", "export", str(out), "-f", "md", "--session-id", parent,
-        "--delete-after-verified",
+        "--delete-after-verified", input="y\n",
     )  # fmt: skip
     assert result.exit_code == 1
-    assert "add --yes" in result.stderr and "files are kept" in result.stderr
+    assert "needs --yes" in result.stderr
     assert len(existing(home)) == 4
-    assert len(read_manifest(out)) == 3
-
-
-@pytest.mark.parametrize(("answer", "left"), [("n\n", 4), ("y\n", 1)])
-def test_on_a_terminal_it_asks_first(home, tmp_path, monkeypatch, answer, left):
-    monkeypatch.setattr(export_commands, "_stdin_is_terminal", lambda: True)
-    with SessionStore.open(home) as store:
-        parent, *_ = family(store)
-    result = invoke(
-        host(), home, "sessions", "export", str(tmp_path / "o"), "-f", "md", "--session-id",
-        parent, "--delete-after-verified", input=answer,
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    assert "Delete the 3 verified session(s)" in result.stdout
-    assert len(existing(home)) == left
+    assert not out.exists()
 
 
 def plan_for(store: SessionStore, home: Path, session_id: str, out: Path):
