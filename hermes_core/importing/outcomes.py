@@ -103,8 +103,8 @@ class ImportSummary:
         return sum(self.files[status] for status in FAILURES)
 
     def line(self) -> str:
-        """``Summary: 2 imported, 1 appended, …`` — every count, zeros included, so the line
-        reads the same in every run."""
+        """``Summary: 2 imported, 1 appended, …`` — file counts, zeros included, so the line
+        reads the same in every run — then how many sessions were written when any were."""
         files = self.files
         parts = [
             f"{files[FileStatus.IMPORTED]} imported",
@@ -116,7 +116,11 @@ class ImportSummary:
         ]
         if files[FileStatus.CHANGED]:
             parts.append(f"{files[FileStatus.CHANGED]} changed since import (skipped)")
-        return "Summary: " + ", ".join(parts) + "."
+        line = "Summary: " + ", ".join(parts) + "."
+        # The counts above are files; a backup or a log with subagents holds several sessions.
+        if self.sessions_written:
+            line += f" Sessions written: {self.sessions_written}."
+        return line
 
     def skipped_line(self) -> str | None:
         """The other skipped input by reason, when there was any."""

@@ -68,7 +68,8 @@ def test_a_path_prints_the_new_id_a_resume_command_and_a_summary(
     ) in result.output
     assert result.output.rstrip().endswith(
         "Summary: 1 imported, 0 appended, 0 unchanged, 0 with no conversation, "
-        "0 malformed line(s) skipped, 0 unreadable.\nSkipped input: 1 unknown record type."
+        "0 malformed line(s) skipped, 0 unreadable. Sessions written: 2.\n"
+        "Skipped input: 1 unknown record type."
     )
     with SessionStore.open(home) as store:
         assert store.get_session(session_id).end_reason == "imported"
@@ -223,3 +224,26 @@ def test_a_file_without_read_permission_is_one_line(
     result = run(host, home, "--from", "claude", str(path))
     assert result.exit_code == 1
     assert f"hermes: {path}: cannot read: Permission denied" in result.output
+
+
+def test_the_summary_counts_the_sessions_a_backup_file_gave(tmp_path: Path) -> None:
+    import hermes_export_jsonl.plugin
+    from hermes_hookspecs import Message
+
+    jsonl = PluginHost(
+        load_entry_points=False, extra_plugins=[("jsonl", hermes_export_jsonl.plugin)]
+    )
+    source_home, backup = tmp_path / "source", tmp_path / "backup.jsonl"
+    with SessionStore.open(source_home) as store:
+        for title in ("first", "second", "third"):
+            session = store.create_session("cli", title=title)
+            store.append_messages(session.id, [Message("user", f"about {title}")])
+            store.end_session(session.id, "user_exit")
+    exported = runner.invoke(
+        build_app(jsonl), ["--home", str(source_home), "sessions", "export", str(backup)]
+    )
+    assert exported.exit_code == 0, exported.output
+    restored = run(jsonl, tmp_path / "target", "--from", "jsonl", str(backup))
+    assert restored.exit_code == 0, restored.output
+    assert "Summary: 1 imported," in restored.output
+    assert "Sessions written: 3." in restored.output
