@@ -19,6 +19,7 @@ Errors reading a file become an ``unreadable`` outcome; the run goes on.
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -375,17 +376,7 @@ class ImportRun:
 
 
 def _restamped(record: ImportFileRecord, stamp: FileStamp) -> ImportFileRecord:
-    return ImportFileRecord(
-        path=record.path,
-        importer=record.importer,
-        size=stamp.size,
-        mtime_ns=stamp.mtime_ns,
-        cursor=record.cursor,
-        foreign_id=record.foreign_id,
-        session_id=record.session_id,
-        state=record.state,
-        imported_at=record.imported_at,
-    )
+    return dataclasses.replace(record, size=stamp.size, mtime_ns=stamp.mtime_ns)
 
 
 def _chain(
