@@ -8,12 +8,12 @@ import json
 import os
 import shutil
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hermes_hookspecs import ImportedSession, Message
+from hermes_hookspecs import Message
 from hermes_import_claude.importer import ClaudeCodeImporter
+from reading_helpers import Read
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "importing" / "claude"
 PROJECTS = DATA / "projects"
@@ -27,25 +27,8 @@ S10 = PROJECTS / "-home-ana-web" / "33333333-aaaa-4bbb-8ccc-000000000003.jsonl"
 SUMMARY_ONLY = PROJECTS / "-home-ana-empty" / "44444444-aaaa-4bbb-8ccc-000000000004.jsonl"
 SNAPSHOT_ONLY = PROJECTS / "-home-ana-empty" / "55555555-aaaa-4bbb-8ccc-000000000005.jsonl"
 EMPTY = PROJECTS / "-home-ana-empty" / "66666666-aaaa-4bbb-8ccc-000000000006.jsonl"
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 
 IMPORTER = ClaudeCodeImporter()
-
-
-@dataclass
-class Read:
-    """One session read to the end: the session (final fields) and its messages."""
-
-    session: ImportedSession
-    messages: list[Message]
-
-    @property
-    def transcript(self) -> list[tuple[str, str]]:
-        return [(message.role, message.content) for message in self.messages]
-
-    @property
-    def text(self) -> str:
-        return "\n".join(message.content for message in self.messages)
 
 
 def read_all(path: Path, cursor: str | None = None) -> list[Read]:

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hermes_hookspecs import ImportedSession, Message
 from hermes_import_codex.importer import CodexImporter
+from reading_helpers import Read
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "importing" / "codex"
 ENVELOPE_SAMPLE = (
@@ -19,22 +18,9 @@ ENVELOPE_SAMPLE = (
 LEGACY_SAMPLE = (
     DATA / "legacy/rollout-2025-05-07T17-24-21-5f0c2a8e-9b1d-4c3e-a7f6-2d8e4b6c1a90.jsonl"
 )
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared" / "fixtures"
 
 SESSION_ID = "0195b000-1111-7222-8333-444455556666"
 ROLLOUT_NAME = f"rollout-2026-04-01T10-00-00-{SESSION_ID}.jsonl"
-
-
-@dataclass
-class Read:
-    """One session read to the end: the session (final fields) and its messages."""
-
-    session: ImportedSession
-    messages: list[Message]
-
-    @property
-    def transcript(self) -> list[tuple[str, str]]:
-        return [(message.role, message.content) for message in self.messages]
 
 
 def read_all(path: Path, cursor: str | None = None) -> list[Read]:

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_helpers import FIXTURES, IMPORTER, read_all
+from claude_helpers import IMPORTER, read_all
+from reading_helpers import FIXTURES
 
 CLAUDE = FIXTURES / "claude"
 

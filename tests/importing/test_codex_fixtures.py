@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from codex_helpers import FIXTURES, fingerprint, read_all
+from codex_helpers import fingerprint, read_all
 from hermes_import_codex.importer import CodexImporter
+from reading_helpers import FIXTURES
 
 pytestmark = pytest.mark.skipif(
     not FIXTURES.is_dir(), reason=f"shared fixtures not found at {FIXTURES}"
