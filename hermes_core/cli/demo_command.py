@@ -55,3 +55,9 @@ def register(app: typer.Typer) -> None:
         typer.echo(f"  hermes --home {home} sessions list --all")
         typer.echo(f"  hermes --home {home} sessions show 'my project'     # newest of its lineage")
         typer.echo(f"  hermes --home {home} sessions pinned")
+        typer.echo(f"  hermes --home {home} sessions search retry        # highlighted matches")
+        typer.echo(f"  hermes --home {home} sessions browse               # search as you type")
+        typer.echo(
+            f"  hermes --home {home} sessions export {home}/all.html --format html"
+            "   # one self-contained page"
+        )
