@@ -13,6 +13,7 @@ partial session before starting again (:func:`discard_partial_import`).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from collections.abc import Mapping, Sequence
@@ -129,19 +130,15 @@ def session_of_foreign_id(
     connection: sqlite3.Connection, importer: str, foreign_id: str
 ) -> str | None:
     """The session a foreign session became when some file imported it, else None."""
-    row = connection.execute(
-        "SELECT session_id FROM import_files WHERE importer = ? AND foreign_id = ? "
-        "AND session_id IS NOT NULL AND state = 'done' ORDER BY imported_at LIMIT 1",
-        (importer, foreign_id),
-    ).fetchone()
-    return None if row is None else str(row[0])
+    found = import_of_foreign_id(connection, importer, foreign_id)
+    return None if found is None else found[0]
 
 
 def import_of_foreign_id(
     connection: sqlite3.Connection, importer: str, foreign_id: str
 ) -> tuple[str, str] | None:
     """(session id, path) of the first file that imported the foreign session, if its
-    session still exists."""
+    session still exists (deleting a session sets ``import_files.session_id`` to NULL)."""
     row = connection.execute(
         "SELECT session_id, path FROM import_files WHERE importer = ? AND foreign_id = ? "
         "AND session_id IS NOT NULL AND state = 'done' ORDER BY imported_at LIMIT 1",
@@ -197,17 +194,7 @@ def create_imported_session(
         if bookkeeping is not None:
             save_import_file(
                 db,
-                ImportFileRecord(
-                    path=bookkeeping.path,
-                    importer=bookkeeping.importer,
-                    size=bookkeeping.size,
-                    mtime_ns=bookkeeping.mtime_ns,
-                    cursor=bookkeeping.cursor,
-                    foreign_id=bookkeeping.foreign_id,
-                    session_id=created,
-                    state="importing",
-                    imported_at=bookkeeping.imported_at,
-                ),
+                dataclasses.replace(bookkeeping, session_id=created, state="importing"),
             )
     return created
 
