@@ -4,19 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
-import pytest
-
-
-def hermes_command() -> list[str]:
-    installed = shutil.which("hermes", path=str(Path(sys.executable).parent))
-    if installed is None:
-        pytest.fail("the hermes console script is not installed next to this Python")
-    return [installed]
+from installed_hermes import hermes_command
 
 
 def run(
@@ -25,7 +16,7 @@ def run(
     environment = {**os.environ, "HOME": str(home.parent), "HERMES_HOME": str(home), **(env or {})}
     environment.pop("HERMES_DEBUG", None)
     return subprocess.run(
-        [*hermes_command(), *args], capture_output=True, text=True, env=environment, timeout=60
+        [hermes_command(), *args], capture_output=True, text=True, env=environment, timeout=60
     )
 
 

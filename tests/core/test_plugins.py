@@ -12,9 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import Any
 import pytest
 import typer
 from hermes_hookspecs import Message, Session, SourceInfo, hookimpl
+from installed_hermes import hermes_command
 from typer.testing import CliRunner
 
 from hermes_core.cli.app import build_app
@@ -51,12 +50,6 @@ def write_distribution(
     (folder / "entry_points.txt").write_text(f"[hermes]\n{lines}", encoding="utf-8")
 
 
-def hermes_command() -> list[str]:
-    """The installed ``hermes`` console script of this environment, else ``python -m``."""
-    script = shutil.which("hermes", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-m", "hermes_core.cli.main"]
-
-
 def run_hermes(
     tmp_path: Path, args: Sequence[str], *, env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -71,7 +64,7 @@ def run_hermes(
     )
     full_env.update(env or {})
     return subprocess.run(
-        [*hermes_command(), *args],
+        [hermes_command(), *args],
         env=full_env,
         capture_output=True,
         text=True,

@@ -13,14 +13,13 @@ import json
 import os
 import re
 import shlex
-import shutil
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from installed_hermes import hermes_command
 
 TUTORIAL = Path(__file__).resolve().parents[2] / "docs" / "writing-a-plugin.md"
 FENCE = re.compile(r"^```(?P<info>[^\n]*)\n(?P<body>.*?)^```\s*$", re.MULTILINE | re.DOTALL)
@@ -80,8 +79,7 @@ def install_tutorial_plugin(root: Path) -> dict[str, Any]:
 def run_hermes(
     tmp_path: Path, plugin_root: Path, args: list[str]
 ) -> subprocess.CompletedProcess[str]:
-    script = shutil.which("hermes", path=str(Path(sys.executable).parent))
-    command = [script] if script else [sys.executable, "-m", "hermes_core.cli.main"]
+    command = [hermes_command()]
     env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
     env.update(
         HOME=str(tmp_path / "home"),

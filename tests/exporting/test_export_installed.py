@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from installed_hermes import hermes_command
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,10 +26,7 @@ def run(command: list[str], home: Path, *args: str) -> subprocess.CompletedProce
 
 
 def workspace_hermes() -> list[str]:
-    installed = shutil.which("hermes", path=str(Path(sys.executable).parent))
-    if installed is None:
-        pytest.fail("the hermes console script is not installed next to this Python")
-    return [installed]
+    return [hermes_command()]
 
 
 def demo_home(command: list[str], tmp_path: Path) -> Path:

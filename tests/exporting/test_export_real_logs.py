@@ -8,14 +8,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 from export_helpers import sha256
+from installed_hermes import hermes_command
 
 from hermes_core.exporting import read_manifest
 from hermes_core.store import SessionStore
@@ -27,8 +26,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def hermes(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    command = shutil.which("hermes", path=str(Path(sys.executable).parent))
-    assert command is not None, "the hermes console script is not installed next to this Python"
+    command = hermes_command()
     environment = {**os.environ, "HOME": str(home.parent), "HERMES_HOME": str(home)}
     for name in ("HERMES_DEBUG", "HERMES_PLUGINS"):
         environment.pop(name, None)

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hermes_hookspecs import Message, ToolCall
 from hub_standin import StandInHub
+from installed_hermes import hermes_command
 from trace_checks import assert_claude_trace_shape, parse_trace
 
 from hermes_core.store import SessionStore
@@ -26,8 +25,7 @@ SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 def run(
     *args: str, home: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    installed = shutil.which("hermes", path=str(Path(sys.executable).parent))
-    assert installed is not None, "the hermes console script is not installed next to this Python"
+    installed = hermes_command()
     environment = {**os.environ, "HOME": str(home.parent), "HERMES_HOME": str(home), **(env or {})}
     for name in ("HERMES_DEBUG", "HF_TOKEN", "HF_ENDPOINT"):
         if name not in (env or {}):

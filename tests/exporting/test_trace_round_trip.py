@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import itertools
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from hermes_export_trace import TraceExporter
 from hermes_hookspecs import Message, SessionRecord
 from html_trace_samples import DirectorySink, chat_session, coding_session, hostile_session, options
+from installed_hermes import hermes_command
 
 from hermes_core.plugins import PluginHost
 from hermes_core.store import SessionStore
@@ -88,8 +87,7 @@ def test_claude_importer_reads_traces_of_real_conversation_shapes(tmp_path: Path
 
 
 def test_installed_hermes_round_trips_a_trace_between_two_homes(tmp_path: Path) -> None:
-    hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
-    assert hermes is not None
+    hermes = hermes_command()
     source_home, target_home = tmp_path / "a", tmp_path / "b"
     source_home.mkdir()
     target_home.mkdir()

@@ -7,7 +7,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 from codex_helpers import (
@@ -20,6 +19,7 @@ from codex_helpers import (
     tokens,
     user_event,
 )
+from installed_hermes import hermes_command
 
 from hermes_core.store import SessionStore
 
@@ -27,8 +27,7 @@ IMPORTED = re.compile(r"Imported Codex CLI session as (?P<id>\S+): (?P<title>.*)
 
 
 def run_hermes(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    script = shutil.which("hermes", path=str(Path(sys.executable).parent))
-    command = [script] if script else [sys.executable, "-m", "hermes_core.cli.main"]
+    command = [hermes_command()]
     env = {
         k: v for k, v in os.environ.items() if not k.startswith(("HERMES_", "CODEX_", "CLAUDE_"))
     }

@@ -5,23 +5,14 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pexpect
-import pytest
 from claude_helpers import copy_tree, fingerprint
+from installed_hermes import hermes_command
 
 from hermes_core.store import SessionStore
-
-
-def hermes_command() -> str:
-    installed = shutil.which("hermes", path=str(Path(sys.executable).parent))
-    if installed is None:
-        pytest.fail("the hermes console script is not installed next to this Python")
-    return installed
 
 
 def environment(tmp_path: Path) -> dict[str, str]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from installed_hermes import hermes_command
 
 from hermes_core.store import SessionStore
 
@@ -82,8 +83,7 @@ def environment(tmp_path: Path, plugin_root: Path) -> dict[str, str]:
 def run_hermes(
     tmp_path: Path, plugin_root: Path, args: list[str], **extra_env: str
 ) -> subprocess.CompletedProcess[str]:
-    script = shutil.which("hermes", path=str(Path(sys.executable).parent))
-    command = [script] if script else [sys.executable, "-m", "hermes_core.cli.main"]
+    command = [hermes_command()]
     env = environment(tmp_path, plugin_root) | extra_env
     return subprocess.run(
         [*command, *args], env=env, capture_output=True, text=True, timeout=60, check=False

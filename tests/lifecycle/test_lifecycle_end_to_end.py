@@ -4,12 +4,11 @@ the automatic clean-up runs for session commands but not for ``--help``."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from installed_hermes import hermes_command
 from lifecycle_helpers import ids, make
 
 from hermes_core.store import SessionStore
@@ -18,9 +17,7 @@ pytestmark = pytest.mark.slow
 
 
 def hermes(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    installed = shutil.which("hermes", path=str(Path(sys.executable).parent))
-    if installed is None:
-        pytest.fail("the hermes console script is not installed next to this Python")
+    installed = hermes_command()
     environment = {**os.environ, "HERMES_HOME": str(home)}
     environment.pop("HERMES_DEBUG", None)
     return subprocess.run(

@@ -3,24 +3,14 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
 import subprocess
-import sys
-from pathlib import Path
 
 import pexpect
-import pytest
 from conftest import Corpus
+from installed_hermes import hermes_command
 
 from hermes_core.search.typeahead import browse_rows, typeahead_query
-
-
-def hermes_command() -> str:
-    installed = shutil.which("hermes", path=str(Path(sys.executable).parent))
-    if installed is None:
-        pytest.fail("the hermes console script is not installed next to this Python")
-    return installed
 
 
 def environment(corpus: Corpus) -> dict[str, str]:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from conftest import Corpus
+from installed_hermes import hermes_command
 from typer.testing import CliRunner
 
 from hermes_core.cli.app import build_app
@@ -90,13 +91,9 @@ def test_blank_query_is_refused(host, corpus: Corpus) -> None:
 
 def test_installed_hermes_searches_in_a_subprocess(corpus: Corpus) -> None:
     import os
-    import shutil
     import subprocess
-    import sys
-    from pathlib import Path
 
-    hermes = shutil.which("hermes", path=str(Path(sys.executable).parent))
-    assert hermes is not None, "the hermes console script is not installed next to this Python"
+    hermes = hermes_command()
     env = {**os.environ, "HOME": str(corpus.home.parent), "HERMES_PLUGINS": ""}
     env.pop("HERMES_DEBUG", None)
     result = subprocess.run(
