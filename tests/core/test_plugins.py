@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
 import textwrap
 from collections.abc import Mapping, Sequence
@@ -22,6 +21,7 @@ import pytest
 import typer
 from hermes_hookspecs import Message, Session, SourceInfo, hookimpl
 from installed_hermes import hermes_command
+from plugin_folders import write_dist_info
 from typer.testing import CliRunner
 
 from hermes_core.cli.app import build_app
@@ -41,13 +41,7 @@ def write_distribution(
     site.mkdir(parents=True, exist_ok=True)
     for module_name, source in modules.items():
         (site / f"{module_name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
-    folder = site / f"{re.sub(r'[-_.]+', '_', distribution)}-{version}.dist-info"
-    folder.mkdir()
-    (folder / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n", encoding="utf-8"
-    )
-    lines = "".join(f"{name} = {target}\n" for name, target in entry_points.items())
-    (folder / "entry_points.txt").write_text(f"[hermes]\n{lines}", encoding="utf-8")
+    write_dist_info(site, distribution, version, {"hermes": entry_points})
 
 
 def run_hermes(

@@ -14,36 +14,30 @@ import os
 import re
 import shlex
 import subprocess
-import tomllib
 from pathlib import Path
 from typing import Any
 
 import pytest
+from doc_blocks import code_blocks, titled_files
 from installed_hermes import hermes_command
+from plugin_folders import register_distribution
 
 TUTORIAL = Path(__file__).resolve().parents[2] / "docs" / "writing-a-plugin.md"
-FENCE = re.compile(r"^```(?P<info>[^\n]*)\n(?P<body>.*?)^```\s*$", re.MULTILINE | re.DOTALL)
-TITLE = re.compile(r'title="(?P<path>[^"]+)"')
 
 
 def tutorial_files() -> dict[str, str]:
     """Relative path → content, for every code block with a ``title``."""
-    files: dict[str, str] = {}
-    for block in FENCE.finditer(TUTORIAL.read_text(encoding="utf-8")):
-        title = TITLE.search(block["info"])
-        if title:
-            files[title["path"]] = block["body"]
-    return files
+    return titled_files(TUTORIAL)
 
 
 def tutorial_commands() -> list[tuple[list[str], list[str]]]:
     """``(hermes arguments, documented output lines)`` for each ``$ hermes …`` line."""
     commands: list[tuple[list[str], list[str]]] = []
-    for block in FENCE.finditer(TUTORIAL.read_text(encoding="utf-8")):
-        if block["info"].strip() != "console":
+    for info, body in code_blocks(TUTORIAL):
+        if info.strip() != "console":
             continue
         current: list[str] | None = None
-        for line in block["body"].splitlines():
+        for line in body.splitlines():
             if line.startswith("$ "):
                 words = shlex.split(line[2:])
                 current = None
@@ -61,19 +55,7 @@ def install_tutorial_plugin(root: Path) -> dict[str, Any]:
         target = root / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(content, encoding="utf-8")
-    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    dist_info = root / f"{re.sub(r'[-_.]+', '_', project['name'])}-{project['version']}.dist-info"
-    dist_info.mkdir()
-    (dist_info / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n",
-        encoding="utf-8",
-    )
-    lines = [
-        f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in points.items())
-        for group, points in project["entry-points"].items()
-    ]
-    (dist_info / "entry_points.txt").write_text("\n".join(lines), encoding="utf-8")
-    return project
+    return register_distribution(root)
 
 
 def run_hermes(

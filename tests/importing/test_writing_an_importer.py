@@ -16,30 +16,24 @@ import re
 import shutil
 import subprocess
 import sys
-import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from doc_blocks import titled_files
 from installed_hermes import hermes_command
+from plugin_folders import register_distribution
 
 from hermes_core.store import SessionStore
 
 GUIDE = Path(__file__).resolve().parents[2] / "docs" / "writing-an-importer.md"
 EXAMPLE = Path(__file__).resolve().parents[1] / "data" / "importing" / "example_importer"
-FENCE = re.compile(r"^```(?P<info>[^\n]*)\n(?P<body>.*?)^```\s*$", re.MULTILINE | re.DOTALL)
-TITLE = re.compile(r'title="(?P<path>[^"]+)"')
 
 
 def guide_files() -> dict[str, str]:
     """Relative path → content of every code block of the guide with a ``title``."""
-    files: dict[str, str] = {}
-    for block in FENCE.finditer(GUIDE.read_text(encoding="utf-8")):
-        title = TITLE.search(block["info"])
-        if title:
-            files[title["path"]] = block["body"]
-    return files
+    return titled_files(GUIDE)
 
 
 def example_files() -> dict[str, str]:
@@ -53,19 +47,7 @@ def example_files() -> dict[str, str]:
 def install_example(root: Path) -> dict[str, Any]:
     """A copy of the example plugin under ``root``, made an installed distribution."""
     shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("__pycache__"))
-    project: dict[str, Any] = tomllib.loads((root / "pyproject.toml").read_text())["project"]
-    dist_info = root / f"{re.sub(r'[-_.]+', '_', project['name'])}-{project['version']}.dist-info"
-    dist_info.mkdir()
-    (dist_info / "METADATA").write_text(
-        f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n"
-    )
-    (dist_info / "entry_points.txt").write_text(
-        "\n".join(
-            f"[{group}]\n" + "".join(f"{key} = {value}\n" for key, value in points.items())
-            for group, points in project["entry-points"].items()
-        )
-    )
-    return project
+    return register_distribution(root)
 
 
 def environment(tmp_path: Path, plugin_root: Path) -> dict[str, str]:

@@ -13,6 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 from hermes_hookspecs import RedactionRule, hookimpl
+from plugin_folders import write_dist_info
 
 from hermes_core.plugins import DuplicateComponent, PluginHost
 from hermes_core.redaction import BUILTIN_RULES, Redactor
@@ -86,12 +87,7 @@ def test_an_installed_plugin_rule_is_loaded_through_its_entry_point(tmp_path: Pa
     site = tmp_path / "site"
     site.mkdir()
     (site / "acme_redaction.py").write_text(textwrap.dedent(PLUGIN_MODULE), encoding="utf-8")
-    info = site / "acme_redaction-1.0.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: acme-redaction\nVersion: 1.0.0\n", encoding="utf-8"
-    )
-    (info / "entry_points.txt").write_text("[hermes]\nacme = acme_redaction\n", encoding="utf-8")
+    write_dist_info(site, "acme-redaction", "1.0.0", {"hermes": {"acme": "acme_redaction"}})
     env = {k: v for k, v in os.environ.items() if not k.startswith("HERMES_")}
     env.update(
         HOME=str(tmp_path / "home"),
