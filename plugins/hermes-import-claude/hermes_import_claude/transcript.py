@@ -144,13 +144,8 @@ class Transcript:
             text, tool_results_only = user_content_text(content)
             if tool_results_only or not text:
                 return []
-            words = strip_placeholders(text)
-            if self.first_prompt is None and words:
-                self.first_prompt = words
-        completed = self._flush()
-        completed.append(Message(role="user", content=text, timestamp=moment))
-        self.emitted += 1
-        return completed
+            self._note_first_prompt(text)
+        return self._user_turn(text, moment)
 
     def _queued_prompt(self, record: dict[str, Any]) -> list[Message]:
         """A prompt typed while the assistant was working (a ``queued_command`` attachment,
@@ -165,9 +160,17 @@ class Transcript:
         text, _tool_results_only = user_content_text(attachment.get("prompt"))
         if not text:
             return []
+        self._note_first_prompt(text)
+        return self._user_turn(text, moment)
+
+    def _note_first_prompt(self, text: str) -> None:
+        """The first words the person typed (placeholders aside) become the title hint."""
         words = strip_placeholders(text)
         if self.first_prompt is None and words:
             self.first_prompt = words
+
+    def _user_turn(self, text: str, moment: float | None) -> list[Message]:
+        """Close the assistant turn in progress and emit a user message after it."""
         completed = self._flush()
         completed.append(Message(role="user", content=text, timestamp=moment))
         self.emitted += 1
