@@ -125,18 +125,11 @@ def _messages(handle: BinaryIO, assembler: TurnAssembler) -> Iterator[Message]:
             continue
         try:
             record = json.loads(body.decode("utf-8"))
-        except UnicodeDecodeError:
+        except ValueError as error:  # UnicodeDecodeError is a ValueError too
             if not complete:
                 progress.warn(INCOMPLETE)
                 break
-            progress.warn(INVALID_UTF8)
-            progress.offset = end
-            continue
-        except ValueError:
-            if not complete:
-                progress.warn(INCOMPLETE)
-                break
-            progress.warn(MALFORMED)
+            progress.warn(INVALID_UTF8 if isinstance(error, UnicodeDecodeError) else MALFORMED)
             progress.offset = end
             continue
         progress.offset = end
