@@ -24,6 +24,8 @@ class UserError(Exception):
 
 
 def _expected_errors() -> tuple[type[BaseException], ...]:
+    from hermes_hookspecs import UserFacingError
+
     from hermes_core.config import ConfigError
     from hermes_core.plugins import MissingComponent, PluginError
     from hermes_core.redaction.engine import InvalidRedactionRule
@@ -38,6 +40,7 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
         MissingComponent,
         PluginError,
         InvalidRedactionRule,
+        UserFacingError,
     )
 
 

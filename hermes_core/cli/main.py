@@ -36,8 +36,16 @@ def main() -> None:
             print(f"hermes: {error}", file=sys.stderr)
             raise SystemExit(1) from None
     app = build_app(host)
+    from hermes_hookspecs import UserFacingError
+
     try:
         app(prog_name="hermes")
+    except UserFacingError as error:
+        # A plugin command's failure the person can act on: one line, like the core's own.
+        if os.environ.get("HERMES_DEBUG"):
+            raise
+        print(f"hermes: {error}", file=sys.stderr)
+        raise SystemExit(1) from None
     except KeyboardInterrupt:
         if os.environ.get("HERMES_DEBUG"):
             raise

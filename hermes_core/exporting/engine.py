@@ -14,7 +14,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hermes_hookspecs import ExportedFile, Exporter, ExportOptions, Session, SessionRecord
+from hermes_hookspecs import (
+    ExportedFile,
+    Exporter,
+    ExportOptions,
+    Session,
+    SessionRecord,
+    UserFacingError,
+)
 
 from hermes_core.plugins import PluginHost
 from hermes_core.selection.options import filter_from_options
@@ -178,7 +185,7 @@ def _export(
         result = plan.exporter.export(records, sink, options)
     except BrokenPipeError:
         raise  # the reader of stdout went away (``| head``): not an export failure
-    except OSError as error:
+    except (OSError, UserFacingError) as error:
         raise ExportError(f"the {plan.request.format} export failed: {error}") from error
     sink.finish()
     if layout.mode == "stdout":

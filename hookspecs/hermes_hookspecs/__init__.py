@@ -37,6 +37,7 @@ from ._types import (
     SessionRecord,
     SourceInfo,
     ToolCall,
+    UserFacingError,
 )
 
 if TYPE_CHECKING:
@@ -86,6 +87,7 @@ __all__ = [
     "SessionSource",
     "SourceInfo",
     "ToolCall",
+    "UserFacingError",
     "__version__",
     "hookimpl",
     "hookspec",

@@ -245,3 +245,10 @@ class ImportedSession:
     of deriving them, and stores ``messages`` with their own timestamps. A session whose id
     already exists is skipped and reported; a title already used by a different session gets a
     visible suffix and is reported."""
+
+
+class UserFacingError(Exception):
+    """A failure a plugin component reports to the person, who can act on it (a missing token,
+    a service refusing, a setting to add). The core prints its message as one line
+    (``hermes: …``, exit 1) instead of a traceback, so the message is the whole explanation.
+    Raise it from an exporter, an importer or a plugin command."""

@@ -464,3 +464,25 @@ def test_entry_points_sharing_a_name_with_a_builtin_or_each_other_keep_their_own
     assert records["sources@hermes-two"]["distribution"] == "hermes-two"
     assert records["sources@hermes-one"]["error"] is None
     assert records["sources@hermes-two"]["components"] == ["source:irc"]
+
+
+def test_a_plugin_commands_user_facing_error_is_one_line(tmp_path: Path) -> None:
+    write_distribution(
+        tmp_path / "site",
+        "hermes-archiver",
+        {
+            "hermes_archiver": """
+                from hermes_hookspecs import UserFacingError, hookimpl
+
+                @hookimpl
+                def hermes_register_commands(app):
+                    @app.command()
+                    def archive() -> None:
+                        raise UserFacingError("ARCHIVER_TOKEN is not set")
+            """
+        },
+        {"archiver": "hermes_archiver"},
+    )
+    result = run_hermes(tmp_path, ["archive"])
+    assert result.returncode == 1
+    assert result.stderr.strip() == "hermes: ARCHIVER_TOKEN is not set"

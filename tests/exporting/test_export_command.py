@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 from export_helpers import ExporterPlugin, RecordingExporter, host, invoke, make, sha256
-from hermes_hookspecs import Message, Session
+from hermes_hookspecs import Message, Session, UserFacingError
 
 from hermes_core.exporting import MANIFEST_NAME, read_manifest
 from hermes_core.store import SessionStore
@@ -459,3 +459,29 @@ def test_a_file_as_output_of_a_per_session_bulk_export_is_one_line(home, tmp_pat
     )
     assert "give a directory" in error
     assert existing.read_text() == "mine"
+
+
+class RefusingExporter:
+    """An exporter whose remote destination refuses, as a plugin reports it."""
+
+    name = "refusing"
+    extension = "txt"
+    description = "always refused"
+    redact_by_default = False
+
+    def export(self, sessions, sink, options):
+        raise UserFacingError("the archive service refused the token")
+
+
+def test_an_exporters_user_facing_error_is_one_line(home: Path, tmp_path: Path) -> None:
+    with SessionStore.open(home) as store:
+        session_id = make(store, title="one")
+    result = invoke(
+        host(("refusing", ExporterPlugin(RefusingExporter()))),
+        home, "sessions", "export", str(tmp_path / "out.txt"), "-f", "refusing",
+        "--session-id", session_id,
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "hermes: the refusing export failed: the archive service refused the token"
+    )

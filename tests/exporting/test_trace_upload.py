@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hermes_export_trace import TraceExporter, TraceUploadError
 from hermes_export_trace.upload import INSTALL_HINT
-from hermes_hookspecs import ExportResult
+from hermes_hookspecs import ExportResult, UserFacingError
 from html_trace_samples import DirectorySink, chat_session, coding_session, options
 from hub_standin import StandInHub, StandInRepo
 from trace_checks import assert_claude_trace_shape, parse_trace
@@ -101,8 +101,8 @@ def test_upload_without_token_is_one_clear_line(
         upload(tmp_path, upload=True)
     message = str(raised.value)
     assert "HF_TOKEN" in message and "\n" not in message
-    # Both kinds the export engine may report as one line.
-    assert isinstance(raised.value, ValueError) and isinstance(raised.value, OSError)
+    # The contract's exception the core shows as one line.
+    assert isinstance(raised.value, UserFacingError)
     assert standin_hub.state.requests == []
     assert list(tmp_path.iterdir()) == [], "nothing is written when the upload cannot happen"
 

@@ -15,17 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hermes_hookspecs import UserFacingError
+
 DATASET_NAME = "hermes-traces"
 INSTALL_HINT = "pip install 'hermes-export-trace[upload]'"
 FILES_PER_COMMIT = 100
 
 
-class TraceUploadError(ValueError, OSError):
-    """An upload that could not happen; the message is one line meant for the user.
-
-    A ``ValueError`` as agreed with the export engine, and an ``OSError`` (an upload is I/O)
-    so an engine that reports failed writes as one line reports this the same way.
-    """
+class TraceUploadError(UserFacingError):
+    """An upload that could not happen; the message is one line meant for the user (the core
+    shows a :class:`~hermes_hookspecs.UserFacingError` as ``hermes: …``, never a traceback)."""
 
 
 @dataclass(frozen=True, slots=True)
