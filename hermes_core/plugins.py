@@ -24,6 +24,7 @@ from hermes_hookspecs import (
     Exporter,
     Importer,
     Message,
+    ModelProvider,
     PlatformAdapter,
     RedactionRule,
     Session,
@@ -46,6 +47,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("exporter", "trace"): "hermes-export-trace",
     ("importer", "claude"): "hermes-import-claude",
     ("importer", "codex"): "hermes-import-codex",
+    ("model provider", "openai"): "hermes-model-openai",
 }
 
 T = TypeVar("T")
@@ -262,6 +264,13 @@ class PluginHost:
     def platforms(self) -> dict[str, PlatformAdapter]:
         return self._components("platform", "hermes_register_platforms")
 
+    def model_providers(self) -> dict[str, ModelProvider]:
+        """Every registered way to call a model, by ``model.provider`` name."""
+        return self._components("model provider", "hermes_register_model_providers")
+
+    def model_provider(self, name: str) -> ModelProvider:
+        return self._one("model provider", name, self.model_providers())
+
     def redaction_rules(self) -> list[RedactionRule]:
         return list(self._components("redaction rule", "hermes_register_redaction_rules").values())
 
@@ -303,6 +312,7 @@ class PluginHost:
             ("importer", "hermes_register_importers"),
             ("platform", "hermes_register_platforms"),
             ("redaction rule", "hermes_register_redaction_rules"),
+            ("model provider", "hermes_register_model_providers"),
         ):
             try:
                 self._registry(kind, hook)

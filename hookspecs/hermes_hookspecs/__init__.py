@@ -21,7 +21,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._protocols import Exporter, ExportSink, Importer, PlatformAdapter, SessionSource
+from ._protocols import (
+    Exporter,
+    ExportSink,
+    Importer,
+    ModelProvider,
+    PlatformAdapter,
+    SessionSource,
+)
 from ._types import (
     END_REASONS,
     ExportedFile,
@@ -30,12 +37,19 @@ from ._types import (
     ImportCandidate,
     ImportedSession,
     Message,
+    ModelError,
+    ModelEvent,
+    ModelRequest,
+    ModelSettings,
     ParentKind,
+    ReasoningDelta,
     RedactionRule,
     Role,
     Session,
     SessionRecord,
     SourceInfo,
+    TextDelta,
+    TokenUsage,
     ToolCall,
     UserFacingError,
 )
@@ -78,14 +92,22 @@ __all__ = [
     "ImportedSession",
     "Importer",
     "Message",
+    "ModelError",
+    "ModelEvent",
+    "ModelProvider",
+    "ModelRequest",
+    "ModelSettings",
     "ParentKind",
     "PlatformAdapter",
+    "ReasoningDelta",
     "RedactionRule",
     "Role",
     "Session",
     "SessionRecord",
     "SessionSource",
     "SourceInfo",
+    "TextDelta",
+    "TokenUsage",
     "ToolCall",
     "UserFacingError",
     "__version__",

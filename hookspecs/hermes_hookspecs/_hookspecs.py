@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._markers import hookspec
-from ._protocols import Exporter, Importer, PlatformAdapter, SessionSource
+from ._protocols import Exporter, Importer, ModelProvider, PlatformAdapter, SessionSource
 from ._types import Message, RedactionRule, Session
 
 
@@ -38,6 +38,15 @@ def hermes_register_importers(register: Callable[[Importer], None]) -> None:
 @hookspec
 def hermes_register_platforms(register: Callable[[PlatformAdapter], None]) -> None:
     """Declare messaging-platform adapters; each is also a session source."""
+
+
+@hookspec
+def hermes_register_model_providers(register: Callable[[ModelProvider], None]) -> None:
+    """Declare ways to call a language model; ``register(provider)`` once per provider name.
+
+    ``model.provider`` in ``config.yaml`` picks one by name for chat, the gateway and model
+    titles. Two plugins registering the same name is an error naming both.
+    """
 
 
 @hookspec

@@ -15,6 +15,9 @@ from ._types import (
     ExportResult,
     ImportCandidate,
     ImportedSession,
+    ModelEvent,
+    ModelRequest,
+    ModelSettings,
     SessionRecord,
 )
 
@@ -108,4 +111,21 @@ class PlatformAdapter(SessionSource, Protocol):
 
     def create_thread(self, chat_id: str, title: str) -> str | None:
         """Open a thread/topic and return its id; None where threads are not supported."""
+        ...
+
+
+@runtime_checkable
+class ModelProvider(Protocol):
+    """A way to call a language model (an OpenAI-compatible endpoint, a local runtime…)."""
+
+    name: str
+    """What ``model.provider`` names in ``config.yaml`` (``openai``)."""
+    description: str
+
+    def stream(self, request: ModelRequest, settings: ModelSettings) -> Iterator[ModelEvent]:
+        """Call the model and yield its answer as it arrives: ``TextDelta`` and
+        ``ReasoningDelta`` pieces, each complete ``ToolCall``, and one ``TokenUsage``.
+
+        Blocking (the gateway runs it in a worker thread). Raise ``ModelError`` with a one-line
+        message for every failure, after the retries ``settings`` allow."""
         ...

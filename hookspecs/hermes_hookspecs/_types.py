@@ -247,8 +247,78 @@ class ImportedSession:
     visible suffix and is reported."""
 
 
+@dataclass(frozen=True, slots=True)
+class ModelSettings:
+    """How to reach a model, as configured under ``model:`` in ``config.yaml`` (env overrides
+    applied by the core). A provider reads what it understands and ignores the rest."""
+
+    provider: str
+    """The registered provider name (``openai``)."""
+    model: str | None = None
+    """The model name sent to the endpoint (``model.name`` / ``HERMES_MODEL``)."""
+    base_url: str | None = None
+    """The endpoint (``model.base_url`` / ``HERMES_MODEL_BASE_URL``); None = the provider's own."""
+    api_key: str | None = None
+    """The key, already read from the environment variable named by ``model.api_key_env``."""
+    timeout_seconds: float = 60.0
+    """How long to wait for the endpoint before giving up on a request."""
+    max_retries: int = 3
+    """Retries (with back-off) on rate limits, server errors and dropped connections."""
+    context_tokens: int | None = None
+    """The model's context window in tokens (``model.context_tokens``), when known."""
+    extra: Mapping[str, Any] = field(default_factory=dict)
+    """Every other key under ``model:``, for provider-specific settings."""
+
+
+@dataclass(frozen=True, slots=True)
+class ModelRequest:
+    """One call to a model: the conversation so far and the tools it may call."""
+
+    messages: tuple[Message, ...]
+    """The history, oldest first: ``user``, ``assistant`` (with ``tool_calls``) and ``tool``
+    messages (``tool_call_id`` answers a call). No ``system`` message: see ``system_prompt``."""
+    system_prompt: str | None = None
+    tools: tuple[Mapping[str, Any], ...] = ()
+    """Tool definitions as JSON-schema objects: ``{"name", "description", "parameters"}``."""
+    max_output_tokens: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    """A piece of the answer's text, streamed as it arrives."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A piece of the model's visible reasoning, where the endpoint streams one."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    """Token counts of one model call (reported once, usually at the end of the stream)."""
+
+    input_tokens: int
+    output_tokens: int
+
+
+ModelEvent = TextDelta | ReasoningDelta | ToolCall | TokenUsage
+"""What :meth:`ModelProvider.stream` yields. A ``ToolCall`` is yielded whole, once its
+arguments are complete; its ``arguments`` are the model's text, which may not be valid JSON."""
+
+
 class UserFacingError(Exception):
     """A failure a plugin component reports to the person, who can act on it (a missing token,
     a service refusing, a setting to add). The core prints its message as one line
     (``hermes: …``, exit 1) instead of a traceback, so the message is the whole explanation.
     Raise it from an exporter, an importer or a plugin command."""
+
+
+class ModelError(UserFacingError):
+    """A model call failed in a way the person should read as one line: the endpoint is down or
+    hung past its timeout, the key is refused, rate limits outlasted the retries, the answer
+    could not be parsed. Providers raise it (never the SDK's own exceptions); the turn engine
+    keeps everything already stored and reports the message."""
