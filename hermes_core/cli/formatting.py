@@ -66,8 +66,10 @@ def truncate_to_width(text: str, width: int) -> str:
         return ""
     if display_width(text) <= width:
         return text
-    # set_cell_size pads with a space where a wide character would straddle the cut.
-    return set_cell_size(text, width - 1).rstrip(" ") + "…"
+    kept = set_cell_size(text, width - 1)
+    if not text.startswith(kept):  # a wide character straddled the cut: drop its filler
+        kept = kept[:-1]
+    return kept + "…"
 
 
 def fit(text: str, width: int) -> str:
