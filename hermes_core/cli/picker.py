@@ -13,7 +13,11 @@ wherever prompt_toolkit does (POSIX terminals and the Windows console alike).
 Keys: printable text edits the query (a bracketed paste too), Backspace deletes, Ctrl-U clears
 it; Up/Down (or Ctrl-P/Ctrl-N), Page Up/Page Down, Home/End move; Enter chooses; Esc or Ctrl-C
 cancels. With ``multi=True``, Tab marks or unmarks the highlighted row and Ctrl-A marks every
-shown row; Enter then returns the marked rows, or the highlighted one when none is marked.
+shown row; Enter then returns the marked rows, or the highlighted one when none is marked. A
+picker may also offer *actions*: other keys that choose the highlighted row for something else
+than Enter does (``sessions browse``: Enter resumes, Tab shows); :func:`pick_action` says which
+was used. An action key is a key name :meth:`PickerState.press` knows (``"tab"``) or a control
+key (``"ctrl-o"``).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, TextIO
 
@@ -39,6 +43,7 @@ __all__ = [
     "filter_rows",
     "is_interactive",
     "pick",
+    "pick_action",
     "render",
     "styled_lines",
     "truncate_to_width",
@@ -96,6 +101,11 @@ class PickerState:
     chosen: list[str] | None = None
     """Set when the picker ends: the chosen keys, or an empty list when cancelled."""
     page_size: int = 10
+    actions: Mapping[str, str] = field(default_factory=dict)
+    """Extra keys that choose the highlighted row, each with a label (``{"tab": "show"}``)."""
+    enter_label: str = "choose"
+    action: str | None = None
+    """The key of :attr:`actions` that ended the picker, or None (Enter, or cancelled)."""
 
     def refresh(self) -> None:
         """Ask the source again for the current query and keep the cursor in range."""
@@ -121,6 +131,11 @@ class PickerState:
                 self.chosen = [self.rows[self.cursor].key]
             else:
                 return False
+        elif key in self.actions and not self.multi:
+            if not self.rows:
+                return False
+            self.chosen = [self.rows[self.cursor].key]
+            self.action = key
         elif key in ("up", "ctrl-p"):
             self.cursor = max(0, self.cursor - 1)
         elif key in ("down", "ctrl-n"):
@@ -232,7 +247,8 @@ def styled_lines(
         lines.append(("cursor" if index == state.cursor else "", line))
     if not state.rows:
         lines.append(("dim", "  (nothing matches)"))
-    keys = "↑/↓ move · Enter choose · Esc cancel"
+    extra = "".join(f" · {key.capitalize()} {label}" for key, label in state.actions.items())
+    keys = f"↑/↓ move · Enter {state.enter_label}{extra} · Esc cancel"
     if state.multi:
         keys = "↑/↓ move · Tab mark · Ctrl-A mark all · Enter choose · Esc cancel"
     count = f"{len(state.rows)} shown"
@@ -328,8 +344,12 @@ def _application(
             # see "1" where the screen says "1 shown".
             event.app.renderer.erase(leave_alternate_screen=False)
 
+    bound = dict(_KEY_NAMES)
+    for name in state.actions:  # control-key actions need a binding of their own
+        if name.startswith("ctrl-") and len(name) == 6:
+            bound.setdefault(f"c-{name[-1]}", name)
     bindings = KeyBindings()
-    for pt_key, name in _KEY_NAMES.items():
+    for pt_key, name in bound.items():
 
         def named(event: KeyPressEvent, name: str = name) -> None:
             after(event, lambda: state.press(name))
@@ -378,6 +398,29 @@ def pick(
     Callable from a running asyncio loop too (the chat): the picker then runs in a thread.
     """
     state = PickerState(source=source, multi=multi, query=initial_query)
+    return _run(state, title=title, header=header, output=output)
+
+
+def pick_action(
+    source: RowSource,
+    *,
+    title: str,
+    actions: Mapping[str, str],
+    enter_label: str = "choose",
+    header: Sequence[str] = (),
+    output: TextIO | None = None,
+) -> tuple[str, str | None] | None:
+    """Like :func:`pick` for one row, with extra keys: ``(row key, action key)`` where the
+    action key is None for Enter, or one of ``actions`` (e.g. ``{"tab": "show"}``); None when
+    cancelled."""
+    state = PickerState(source=source, actions=dict(actions), enter_label=enter_label)
+    chosen = _run(state, title=title, header=header, output=output)
+    return (chosen[0], state.action) if chosen else None
+
+
+def _run(
+    state: PickerState, *, title: str, header: Sequence[str], output: TextIO | None
+) -> list[str]:
     state.refresh()
     application = _application(state, title=title, header=header, output=output)
     try:

@@ -28,6 +28,7 @@ from hermes_core.cli.picker import (
     display_width,
     filter_rows,
     pick,
+    pick_action,
     render,
     styled_lines,
     truncate_to_width,
@@ -272,6 +273,30 @@ def test_multi_keys_through_prompt_toolkit(keys: str, chosen: list[str]) -> None
     assert run_pick(keys, multi=True) == chosen
 
 
+@pytest.mark.parametrize(
+    ("keys", "chosen"),
+    [
+        (DOWN + "\t", ("b2", "tab")),
+        ("claude" + DOWN + "\x0f", ("c3", "ctrl-o")),  # a control-key action
+        ("\r", ("a1", None)),
+        ("zzz\t\x15\t", ("a1", "tab")),  # an action on nothing shown does nothing
+        ("\x1b", None),
+    ],
+)
+def test_action_keys_through_prompt_toolkit(
+    keys: str, chosen: tuple[str, str | None] | None
+) -> None:
+    with terminal() as keyboard:
+        keyboard.send_text(keys)
+        result = pick_action(
+            lambda query: filter_rows(ROWS, query),
+            title="Sessions",
+            actions={"tab": "show", "ctrl-o": "open"},
+            enter_label="resume",
+        )
+    assert result == chosen
+
+
 def test_tab_and_ctrl_a_do_not_mark_in_a_single_choice_picker() -> None:
     assert run_pick("\t\x01\r") == ["a1"]
 
@@ -392,3 +417,18 @@ def test_real_terminal_multi_select(tmp_path: Path) -> None:
     child.expect(r"CHOSEN=(\S*)")
     assert child.match.group(1) == "key-1,key-2"
     child.expect(pexpect.EOF)
+
+
+def test_an_action_key_chooses_the_highlighted_row_and_says_which_key() -> None:
+    picker = PickerState(
+        source=lambda query: filter_rows(ROWS, query), actions={"tab": "show"}, enter_label="resume"
+    )
+    picker.refresh()
+    picker.press("down")
+    assert picker.press("tab")
+    assert picker.chosen == [ROWS[1].key] and picker.action == "tab"
+    lines = render(picker, title="Sessions", color=False)
+    assert lines[-1].endswith("↑/↓ move · Enter resume · Tab show · Esc cancel")
+    plain = PickerState(source=lambda query: filter_rows(ROWS, query), actions={"tab": "show"})
+    plain.refresh()
+    assert plain.press("enter") and plain.action is None
