@@ -45,9 +45,9 @@ from bench.corpus import (
 )
 from hermes_core.search import session_search
 from hermes_core.search.lineage import lineage_roots
-from hermes_core.store.search_queries import SqliteSearchIndex
 from hermes_core.search.ranking import CANDIDATES, FULL_RANK_MAX
 from hermes_core.search.typeahead import browse_rows
+from hermes_core.store.search_queries import SqliteSearchIndex
 
 TYPED = (f"session 12 {MEDIUM_TERM}", CJK_TERM, "error handling")
 """What the (context) typeahead figure types into the browse picker, one keystroke at a time."""
