@@ -154,7 +154,7 @@ class SqliteLifecycle:
     def prune_rows(self, selection: SessionFilter) -> list[PlanRow]:
         """(id, title, last active, messages, protected) of the sessions ``selection`` holds,
         oldest activity first; ``protected`` means pinned or protected."""
-        from hermes_core.selection.filters import build_where
+        from .selection_sql import build_where
 
         where, params = build_where(selection)
         rows = self._connection.execute(
@@ -167,7 +167,7 @@ class SqliteLifecycle:
 
     def count_active(self, selection: SessionFilter) -> int:
         """How many sessions of ``selection`` are still running."""
-        from hermes_core.selection.filters import build_where
+        from .selection_sql import build_where
 
         where, params = build_where(selection)
         count: int = self._connection.execute(
@@ -181,7 +181,7 @@ class SqliteLifecycle:
     def archive_rows(self, selection: SessionFilter) -> list[PlanRow]:
         """(id, title, last active, messages, archivable) of the sessions of ``selection``,
         oldest activity first; ``archivable`` is false for pinned lineages."""
-        from hermes_core.selection.filters import build_where
+        from .selection_sql import build_where
 
         where, params = build_where(selection)
         rows = self._connection.execute(
@@ -208,7 +208,7 @@ class SqliteLifecycle:
 
     def archived_ids(self, selection: SessionFilter) -> list[str]:
         """Ids of the archived sessions of ``selection`` (archived ones included)."""
-        from hermes_core.selection.filters import build_where
+        from .selection_sql import build_where
 
         where, params = build_where(selection)
         rows = self._connection.execute(

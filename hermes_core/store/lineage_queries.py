@@ -97,7 +97,7 @@ _PARENTS_FIRST = (
 def iter_parents_first(connection: sqlite3.Connection, selection: SessionFilter) -> Iterator[str]:
     """The ids of ``selection``, parents first (by depth in the parent links, then start
     time); sessions of a parent-link cycle in a damaged store sort as roots."""
-    from hermes_core.selection.filters import build_where
+    from .selection_sql import build_where
 
     where, params = build_where(selection)
     cursor = connection.execute(

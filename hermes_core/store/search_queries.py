@@ -169,7 +169,7 @@ class SqliteSearchIndex:
     ) -> list[RecentSessionRow]:
         """Browse: (id, title, started, last active, source, messages, pinned, preview) of the
         ``limit`` most recently active sessions of ``selection``."""
-        from hermes_core.selection.filters import build_where
+        from .selection_sql import build_where
 
         where, params = build_where(selection)
         rows = self._connection.execute(

@@ -407,7 +407,9 @@ class SessionStore:
         pinned_first: bool = False,
     ) -> Iterator[Session]:
         """Stream the sessions matching ``selection`` without holding them all."""
-        from hermes_core.selection.filters import SessionFilter, build_where
+        from hermes_core.selection.filters import SessionFilter
+
+        from .selection_sql import build_where
 
         where, params = build_where(selection or SessionFilter())
         return self._query_sessions(
@@ -419,7 +421,9 @@ class SessionStore:
     ) -> list[Session]:
         """What ``hermes sessions list`` shows: every pinned match (pinned sessions always
         show), then the ``limit`` most recently active other matches."""
-        from hermes_core.selection.filters import SessionFilter, build_where
+        from hermes_core.selection.filters import SessionFilter
+
+        from .selection_sql import build_where
 
         where, params = build_where(selection or SessionFilter())
         pinned = self._query_sessions(f"({where}) AND s.pinned = 1", params)
@@ -428,7 +432,9 @@ class SessionStore:
 
     def count_sessions(self, selection: SessionFilter | None = None) -> int:
         """How many sessions match ``selection``."""
-        from hermes_core.selection.filters import SessionFilter, build_where
+        from hermes_core.selection.filters import SessionFilter
+
+        from .selection_sql import build_where
 
         where, params = build_where(selection or SessionFilter())
         count: int = self._connection.execute(
