@@ -6,10 +6,10 @@ its ``open(url, events)``. Engines (search, selection, lifecycle, export, import
 connection and write no SQL: they call these methods. ``tests/store_conformance/`` checks a
 backend against it.
 
-A store has the session facade's own methods (:class:`Store`) and three facets for the
+A store has the session facade's own methods (:class:`Store`) and four facets for the
 engines with many small queries: :attr:`Store.search_index` (:class:`SearchIndex`),
-:attr:`Store.lifecycle` (:class:`LifecycleQueries`) and :attr:`Store.imports`
-(:class:`ImportBookkeeping`). Rows that only an engine reads cross as plain tuples, named by
+:attr:`Store.lifecycle` (:class:`LifecycleQueries`), :attr:`Store.imports`
+(:class:`ImportBookkeeping`) and :attr:`Store.routing` (:class:`RoutingTable`). Rows that only an engine reads cross as plain tuples, named by
 the aliases below.
 """
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from .imports import ImportedTotals, ImportFileRecord
     from .maintenance import SizeSplit, StoreStats
+    from .routing import RouteRecord
 
 MessageRow = tuple[int, str, str | None, float | None, str | None, str | None]
 """(id, role, content, timestamp, tool name, tool calls JSON)."""
@@ -189,6 +190,15 @@ class ImportBookkeeping(Protocol):
     def discard_messages_after(self, session_id: str, last_id: int) -> int: ...
 
 
+class RoutingTable(Protocol):
+    """The ``gateway_routing`` rows (see :mod:`.routing`)."""
+
+    def route(self, session_key: str) -> RouteRecord | None: ...
+    def routes(self, platform: str | None = None) -> list[RouteRecord]: ...
+    def set_route(self, record: RouteRecord) -> None: ...
+    def delete_route(self, session_key: str) -> bool: ...
+
+
 @runtime_checkable
 class Store(Protocol):
     """The session store every command, the gateway and agent runtimes use."""
@@ -199,6 +209,8 @@ class Store(Protocol):
     def lifecycle(self) -> LifecycleQueries: ...
     @property
     def imports(self) -> ImportBookkeeping: ...
+    @property
+    def routing(self) -> RoutingTable: ...
     @property
     def url(self) -> str: ...
 

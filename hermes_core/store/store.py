@@ -4,7 +4,7 @@ The command line, the gateway and any agent runtime record sessions through this
 nothing else writes SQL against ``state.db``. One instance holds one connection and is meant
 for one thread (the automatic-title worker opens its own). It is the built-in SQLite backend
 of :class:`~hermes_core.store.protocol.Store`; the engines' many small reads go through its
-facets ``search_index``, ``lifecycle`` and ``imports``.
+facets ``search_index``, ``lifecycle``, ``imports`` and ``routing``.
 
 Every write that starts or ends a session fires the plugin events, whatever its origin:
 ``create_session``, ``end_session``, ``continue_after_compression``, imports and restores
@@ -44,6 +44,7 @@ from .rows import (
     message_from_row,
     session_from_row,
 )
+from .routing import SqliteRouting
 from .schema import migrate
 from .search_queries import SqliteSearchIndex
 
@@ -92,6 +93,8 @@ class SessionStore:
         """What prune, archive and the automatic clean-up read and write."""
         self.imports = SqliteImportBookkeeping(self._connection, events)
         """Import writes and bookkeeping (their sessions fire the plugin events)."""
+        self.routing = SqliteRouting(self._connection)
+        """The gateway's session-key routes."""
 
     @classmethod
     def open(cls, home: Path | str, *, events: SessionEvents | None = None) -> SessionStore:

@@ -157,3 +157,24 @@ def test_prune_and_archive_spare_pinned_lineages_and_running_sessions(store: Sto
     free, pages, size = store.lifecycle.free_space()
     assert pages > 0 and size > 0 and 0 <= free <= pages
     assert store.lifecycle.size_bytes() > 0
+
+
+def test_routing_rows_point_session_keys_at_sessions(store: Store) -> None:
+    from hermes_core.store.routing import RouteRecord
+
+    first = store.create_session("telegram", gateway=True)
+    second = store.create_session("telegram", gateway=True)
+    key = "agent:main:telegram:group:-100:u7"
+    assert store.routing.route(key) is None
+    store.routing.set_route(RouteRecord(key, first.id, "telegram", '{"chat": "-100"}', 10.0))
+    store.routing.set_route(RouteRecord("agent:main:discord:dm:9", second.id, "discord", None, 11.0))
+    assert store.routing.route(key) == RouteRecord(key, first.id, "telegram", '{"chat": "-100"}', 10.0)
+    store.routing.set_route(RouteRecord(key, second.id, "telegram", None, 12.0, expires_at=99.0))
+    assert store.routing.route(key) == RouteRecord(key, second.id, "telegram", None, 12.0, 99.0)
+    assert [r.session_key for r in store.routing.routes()] == ["agent:main:discord:dm:9", key]
+    assert [r.session_key for r in store.routing.routes("telegram")] == [key]
+    store.delete_session(second.id)
+    assert store.routing.route(key).session_id is None  # type: ignore[union-attr]
+    assert store.routing.delete_route(key) is True
+    assert store.routing.delete_route(key) is False
+    assert store.routing.route(key) is None
