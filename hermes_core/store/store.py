@@ -37,6 +37,7 @@ from .lifecycle_queries import SqliteLifecycle
 from .lifecycle_queries import read_state as _read_state
 from .lifecycle_queries import write_state as _write_state
 from .lookup import resolve_reference
+from .routing import SqliteRouting
 from .rows import (
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
@@ -44,7 +45,6 @@ from .rows import (
     message_from_row,
     session_from_row,
 )
-from .routing import SqliteRouting
 from .schema import migrate
 from .search_queries import SqliteSearchIndex
 
