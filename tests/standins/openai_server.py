@@ -102,14 +102,21 @@ class Reply:
     times: int | None = 1
 
     @classmethod
-    def failure(cls, status: int, *, times: int | None = 1, message: str | None = None) -> Reply:
+    def failure(
+        cls,
+        status: int,
+        *,
+        times: int | None = 1,
+        message: str | None = None,
+        match: str | None = None,
+    ) -> Reply:
         """Answer ``times`` requests (None: all) with HTTP ``status``."""
-        return cls(status=status, times=times, error_message=message)
+        return cls(status=status, times=times, error_message=message, match=match)
 
     @classmethod
-    def hang(cls, seconds: float, *, times: int | None = 1) -> Reply:
+    def hang(cls, seconds: float, *, times: int | None = 1, match: str | None = None) -> Reply:
         """Say nothing for ``seconds`` (past the client's timeout), ``times`` requests."""
-        return cls(hang_seconds=seconds, times=times)
+        return cls(hang_seconds=seconds, times=times, match=match)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Reply:
@@ -422,7 +429,7 @@ class OpenAIStandIn:
     def start(self) -> OpenAIStandIn:
         """Serve in a daemon thread."""
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="openai-standin", daemon=True
+            target=self._server.serve_forever, args=(0.05,), name="openai-standin", daemon=True
         )
         self._thread.start()
         return self
