@@ -73,10 +73,10 @@ def test_no_model_configured_is_one_line_telling_how(home: Path) -> None:
 
 def test_a_wrong_model_value_is_a_config_error_naming_the_key(home: Path) -> None:
     (home / "config.yaml").write_text("model:\n  timeout_seconds: soon\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="model.timeout_seconds"):
+    with pytest.raises(ConfigError, match=r"model\.timeout_seconds"):
         load_config(home)
     (home / "config.yaml").write_text("model:\n  context_tokens: 0\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="model.context_tokens"):
+    with pytest.raises(ConfigError, match=r"model\.context_tokens"):
         load_config(home)
 
 
