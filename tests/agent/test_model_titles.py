@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from conftest import settings_for
 from hermes_hookspecs import Message
-from standins.openai_server import OpenAIStandIn, Reply
+from standins.openai_server import TITLE_REQUEST_MARK, OpenAIStandIn, Reply
 
 from hermes_core.agent import open_provider
 from hermes_core.builtins.model_titles import TITLE_PROMPT, clean_title
 from hermes_core.plugins import PluginHost
 from hermes_core.store import SessionStore
 
-TITLE_REQUEST = "Write a short descriptive title"
+TITLE_REQUEST = TITLE_REQUEST_MARK
 
 
 @pytest.fixture
@@ -84,6 +84,17 @@ def test_a_failing_model_leaves_the_title_to_the_fallback(
     assert len(standin.requests) == 1
     title = titled_store.get_session(session_id).title
     assert title == "Can you help me tune postgres autovacuum"
+
+
+def test_a_title_request_never_takes_the_reply_meant_for_the_next_turn(
+    titled_store: SessionStore, host: PluginHost, standin: OpenAIStandIn
+) -> None:
+    assert TITLE_PROMPT.startswith(TITLE_REQUEST_MARK)
+    open_provider(host, settings_for(standin, max_retries=0))
+    standin.add(Reply(text="the next turn's answer"))
+    session_id = first_exchange(titled_store)
+    assert len(standin.requests) == 1 and standin.pending_replies == 1
+    assert titled_store.get_session(session_id).title == "Can you help me tune postgres autovacuum"
 
 
 def test_without_a_model_the_fallback_titles(
