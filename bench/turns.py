@@ -2,8 +2,10 @@
 returning (the assistant message and the usage stored, the prompt ready again).
 
 A fresh session on the store built for (b) runs turns through the real ``TurnEngine`` and the
-real ``openai`` provider against the stand-in endpoint (``tests/standins/openai_server.py``,
-127.0.0.1). Each answer streams a few hundred characters of corpus-like text. Two times per turn:
+real ``openai`` provider against the stand-in endpoint (``tests/standins/openai_server.py`` in
+its own process on 127.0.0.1, as a real endpoint would be, so its threads do not compete for
+this process's interpreter lock). Each answer streams a few hundred characters of text. Two
+times per turn:
 
 - ``last token → returned``: from the listener's last ``on_text`` to ``run_turn`` returning
   (it includes the end of the stream — the finish and usage chunks over local HTTP);
@@ -15,6 +17,10 @@ The session is deleted afterwards, so the store's contents stay as they were.
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -69,15 +75,36 @@ class _TimedProvider:
         self.ended_at = time.perf_counter()
 
 
+@contextlib.contextmanager
+def standin_process(workdir: Path) -> Iterator[str]:
+    """The stand-in endpoint in a subprocess answering every request with :data:`ANSWER`;
+    yields its base URL and stops it afterwards."""
+    script = workdir / "turns-replies.json"
+    reply = {"text": ANSWER, "chunk_chars": 24, "usage": [900, 80], "times": None}
+    script.write_text(json.dumps([reply]), encoding="utf-8")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "standins.openai_server", "--port", "0", "--script", str(script)],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": _TESTS},
+    )  # fmt: skip
+    try:
+        assert server.stdout is not None
+        line = server.stdout.readline()
+        if ": " not in line:
+            raise RuntimeError(f"the stand-in did not start: {line!r}")
+        yield line.split(": ", 1)[1].strip()
+    finally:
+        server.terminate()
+        server.wait(10)
+        script.unlink(missing_ok=True)
+
+
 def run_turns(home: Path, turns: int) -> TurnTimes:
     """Run ``turns`` turns on a fresh session of the store in ``home``; returns the timings."""
     from hermes_model_openai.provider import OpenAIProvider
-    from standins.openai_server import OpenAIStandIn, Reply
 
     times = TurnTimes()
-    with OpenAIStandIn() as server, SessionStore.open(home) as store:
-        server.add(Reply(text=ANSWER, chunk_chars=24, usage=(900, 80), times=None))
-        settings = ModelSettings(provider="openai", model="bench", base_url=server.base_url,
+    with standin_process(home.parent) as base_url, SessionStore.open(home) as store:
+        settings = ModelSettings(provider="openai", model="bench", base_url=base_url,
                                  max_retries=0, timeout_seconds=30.0)  # fmt: skip
         provider = _TimedProvider(OpenAIProvider())
         engine = TurnEngine(store, provider, settings, tools=Toolbox.default(store))
