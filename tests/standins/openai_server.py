@@ -421,7 +421,7 @@ class OpenAIStandIn:
         with self._state.lock:
             self._state.replies.extend(replies)
 
-    def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[dict[str, Any]]:
+    def wait_for_requests(self, count: int, timeout: float = 30.0) -> list[dict[str, Any]]:
         """Block until ``count`` requests arrived (AssertionError after ``timeout``)."""
         deadline = time.monotonic() + timeout
         with self._state.lock:

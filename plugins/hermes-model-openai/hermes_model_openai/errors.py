@@ -25,11 +25,23 @@ def _detail(error: Any) -> str:
     return text[:200] + ("…" if len(text) > 200 else "")
 
 
-def model_error(error: Exception, settings: ModelSettings) -> ModelError:
-    """The one-line ``ModelError`` for an exception raised by the ``openai`` SDK."""
+def model_error(
+    error: Exception, settings: ModelSettings, *, mid_answer: bool = False
+) -> ModelError:
+    """The one-line ``ModelError`` for an exception raised by the ``openai`` SDK;
+    ``mid_answer`` when part of the answer had already streamed (no retry happens then)."""
     import openai
 
     url = endpoint_of(settings)
+    if mid_answer and (
+        isinstance(error, openai.APITimeoutError) or "Timeout" in type(error).__name__
+    ):
+        return ModelError(
+            f"the model endpoint {url} stopped answering for {settings.timeout_seconds:g} s "
+            "in the middle of its answer (model.timeout_seconds)"
+        )
+    if mid_answer and isinstance(error, openai.APIConnectionError):
+        return ModelError(f"the connection to the model endpoint {url} broke mid-answer")
     retries = settings.max_retries
     after = f" after {retries} retr{'y' if retries == 1 else 'ies'}" if retries else ""
     key_env = str(settings.extra.get("api_key_env") or DEFAULT_API_KEY_ENV)
@@ -74,11 +86,6 @@ def model_error(error: Exception, settings: ModelSettings) -> ModelError:
             f"Chat Completions JSON: {_detail(error)})"
         )
     name = type(error).__name__
-    if "Timeout" in name:  # a read timeout in the middle of a stream
-        return ModelError(
-            f"the model endpoint {url} stopped answering for {settings.timeout_seconds:g} s "
-            "in the middle of its answer (model.timeout_seconds)"
-        )
     return ModelError(
         f"the model endpoint {url} sent an answer that could not be read ({name}: {_detail(error)})"
     )

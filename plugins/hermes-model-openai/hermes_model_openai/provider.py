@@ -91,9 +91,11 @@ class OpenAIProvider:
         calls = ToolCallAssembler()
         usage: TokenUsage | None = None
         answer_chars = 0
+        started = False
         try:
             with chunks:
                 for chunk in chunks:
+                    started = True
                     if chunk.usage is not None:
                         usage = TokenUsage(
                             chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
@@ -111,7 +113,7 @@ class OpenAIProvider:
                         for fragment in delta.tool_calls or ():
                             calls.add(fragment)
         except Exception as error:
-            raise model_error(error, settings) from None
+            raise model_error(error, settings, mid_answer=started) from None
         for call in calls.finish():
             if not call.name:
                 raise ModelError(

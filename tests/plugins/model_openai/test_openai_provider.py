@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -167,3 +168,18 @@ def test_the_standin_runs_as_a_command_with_a_script(tmp_path: Path) -> None:
     assert second[0] == ToolCall("session_search", "{}", "c9")
     recorded = [json.loads(line) for line in record.read_text().splitlines()]
     assert [r["messages"] for r in recorded] == [[{"role": "user", "content": "hi"}]] * 2
+
+
+def test_an_endpoint_that_stalls_mid_answer_times_out_in_one_line(standin: OpenAIStandIn) -> None:
+    stalled = threading.Event()  # never set: the stand-in stops sending after two chunks
+    standin.add(Reply(text="one two three four", hold=stalled, hold_after_chunks=2))
+    provider = OpenAIProvider()
+    received: list[object] = []
+    with pytest.raises(ModelError) as raised:
+        for event in provider.stream(ModelRequest(messages=(Message("user", "hi"),)),
+                                     settings(standin, timeout_seconds=0.5, max_retries=0)):  # fmt: skip
+            received.append(event)
+    assert received == [TextDelta("one "), TextDelta("two ")]
+    message = str(raised.value)
+    assert "in the middle of its answer" in message and "0.5 s" in message
+    assert "\n" not in message and standin.base_url in message
