@@ -323,3 +323,26 @@ def test_a_history_cut_by_a_kill_mid_turn_can_still_be_continued(
     sent = standin.requests[0]["messages"]
     assert [m["role"] for m in sent] == ["system", "user", "assistant", "tool", "user"]
     assert sent[3]["tool_call_id"] == "lost_1" and "no result" in sent[3]["content"]
+
+
+def test_visible_reasoning_is_shown_and_stored_with_the_answer(
+    engine: TurnEngine, store: SessionStore, standin: OpenAIStandIn
+) -> None:
+    session = store.create_session("cli")
+    standin.add(Reply(reasoning="The user greets me.", text="Hello!", usage=(5, 9)))
+    seen: list[str] = []
+
+    class Thoughts(TurnListener):
+        def on_reasoning(self, delta: str) -> None:
+            seen.append(delta)
+
+    assert engine.run_turn(session.id, "hi", listener=Thoughts()).text == "Hello!"
+    answer = store.messages(session.id)[-1]
+    assert (answer.content, answer.reasoning, answer.token_count) == (
+        "Hello!", "The user greets me.", 9,
+    )  # fmt: skip
+    assert "".join(seen) == "The user greets me."
+    # Reasoning is not sent back to the model on the next call.
+    standin.add(Reply(text="again"))
+    engine.run_turn(session.id, "hi again")
+    assert "The user greets me." not in json.dumps(standin.requests[-1])
