@@ -3,7 +3,7 @@ and branches — through the stand-in endpoint and a real store."""
 
 from __future__ import annotations
 
-from conftest import engine_with
+from agent_helpers import engine_with
 from hermes_hookspecs import Message, Session
 from standins.openai_server import OpenAIStandIn, Reply
 

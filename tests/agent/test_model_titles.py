@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import settings_for
+from agent_helpers import settings_for
 from hermes_hookspecs import Message
 from hypothesis import given
 from hypothesis import strategies as st

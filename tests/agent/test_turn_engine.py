@@ -8,7 +8,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from conftest import engine_with
+from agent_helpers import engine_with
 from hermes_hookspecs import Message, TokenUsage, ToolCall
 from standins.openai_server import OpenAIStandIn, Reply, ScriptedToolCall
 
