@@ -20,6 +20,7 @@ Errors reading a file become an ``unreadable`` outcome; the run goes on.
 from __future__ import annotations
 
 import dataclasses
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
@@ -44,6 +45,7 @@ from hermes_core.store.imports import (
 )
 
 from .conversations import append_to_conversation, store_new_conversation
+from .databases import DatabaseImport, is_database_importer
 from .files import Change, FileStamp, compare, stamp_of
 from .outcomes import FileOutcome, FileStatus, StoredSession
 from .snapshots import restore_snapshot
@@ -66,11 +68,15 @@ class ImportRun:
         log reached through a link is the same log next time)."""
         return str(path.absolute())
 
-    def quick_check(self, path: Path) -> FileOutcome | None:
+    def quick_check(self, path: Path, importer: Importer | None = None) -> FileOutcome | None:
         """The outcome of ``path`` when the bookkeeping alone decides it (unchanged, or
-        changed since import), without opening it; None when it must be read. Raises
-        ``OSError`` when it cannot even be stat'ed."""
+        changed since import), without opening it; None when it must be read (always for a
+        database, which changes in place without growing). Raises ``OSError`` when it cannot
+        even be stat'ed."""
         record = self.records.get(self.bookkeeping_key(path))
+        if importer is not None and is_database_importer(importer):
+            stamp_of(path)
+            return None
         change = compare(stamp_of(path), record)
         if record is None or change is not Change.UNCHANGED:
             return None
@@ -84,6 +90,15 @@ class ImportRun:
             stamp = stamp_of(path)
         except OSError as error:
             return _unreadable(path, importer, error)
+        if self.is_own_store(path):
+            outcome = FileOutcome(path, FileStatus.UNREADABLE, importer=importer.name)
+            outcome.label = label
+            outcome.detail = (
+                "this is the session store being imported into; refusing to import it into itself"
+            )
+            return outcome
+        if is_database_importer(importer):
+            return self._import_database(path, importer, key, stamp)
         if key in self._unfinished_appends:  # a process died while appending to it
             session_id, last_id = self._unfinished_appends.pop(key)
             undo_pending_append(self._connection, key, session_id, last_id)
@@ -119,6 +134,34 @@ class ImportRun:
             # stored stays marked "importing" and is redone by the next import; a failed
             # append has already been undone.
             return _unreadable(path, importer, error, outcome)
+        return outcome
+
+    def is_own_store(self, path: Path) -> bool:
+        """Whether ``path`` is this store's own file (or its WAL or shared-memory file)."""
+        for _seq, name, file in self._connection.execute("PRAGMA database_list"):
+            if name != "main" or not file:
+                continue
+            for own in (file, file + "-wal", file + "-shm"):
+                try:
+                    if os.path.samefile(path, own):
+                        return True
+                except OSError:
+                    continue
+        return False
+
+    def _import_database(
+        self, path: Path, importer: Importer, key: str, stamp: FileStamp
+    ) -> FileOutcome:
+        run = DatabaseImport(
+            self._connection, importer, path, key, stamp, self.records.get(key), self._clock()
+        )
+        try:
+            outcome, record = run.run()
+        except (StoreError, sqlite3.Error):
+            raise  # the store's trouble, not the file's: the command reports it
+        except Exception as error:
+            return _unreadable(path, importer, error, run.outcome)
+        self.records[key] = record
         return outcome
 
     # ------------------------------------------------------------------ the three paths

@@ -73,7 +73,14 @@ class Exporter(Protocol):
 
 @runtime_checkable
 class Importer(Protocol):
-    """A reader of another tool's session logs. Pure reader: the core stores what it yields."""
+    """A reader of another tool's session logs. Pure reader: the core stores what it yields.
+
+    Optional members the core looks for with ``getattr``: ``describe(candidate)`` (the
+    picker's details) and ``file_kind``. ``file_kind = "database"`` says the files are
+    databases another program updates in place (not append-only logs): the core then judges
+    no change by size, calls ``read(path, cursor)`` on every import, and takes each yielded
+    ``snapshot`` session as one of many in the file (see ``ImportedSession.continues``).
+    """
 
     name: str
     label: str
