@@ -32,7 +32,7 @@ from hermes_core.store.database_imports import (
     ImportedEntry,
     add_gateway_route,
     append_mark_key,
-    clear_append_mark,
+    clear_append_marks,
     discard_interrupted_run,
     forget_import_file,
     imported_sessions,
@@ -45,7 +45,6 @@ from hermes_core.store.imports import (
     ImportFileRecord,
     append_imported_messages,
     create_imported_session,
-    discard_messages_after,
     finish_imported_session,
     last_message_id,
     mark_append,
@@ -128,6 +127,7 @@ class DatabaseImport:
             discard_interrupted_run(
                 self.connection, self.key, self.importer.name, previous.imported_at
             )
+        clear_append_marks(self.connection, self.key)  # left by a run that ended "done"
         marker = ImportFileRecord(
             path=self.key,
             importer=self.importer.name,
@@ -181,6 +181,7 @@ class DatabaseImport:
             else self.started,
         )
         update_import_file(self.connection, done)
+        clear_append_marks(self.connection, self.key)  # after "done": a crash between keeps both
         return outcome, done
 
     # ------------------------------------------------------------------ per session
@@ -298,13 +299,8 @@ class DatabaseImport:
             mark = append_mark_key(self.key, session_id)
             kept = last_message_id(self.connection, session_id)
             mark_append(self.connection, mark, session_id, kept)
-            try:
-                written, newest = self._write(session_id, first, messages, snapshot.started_at)
-            except BaseException:
-                discard_messages_after(self.connection, session_id, kept)
-                clear_append_mark(self.connection, mark)
-                raise
-            clear_append_mark(self.connection, mark)
+            # The mark stays until the run is done: a run that fails later undoes this append.
+            written, newest = self._write(session_id, first, messages, snapshot.started_at)
             self.outcome.appended.append(
                 StoredSession(session_id=session_id, title=None, messages=written)
             )

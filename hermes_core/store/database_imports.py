@@ -142,10 +142,14 @@ def append_mark_key(path_key: str, session_id: str) -> str:
     return f"{path_key}#{session_id}"
 
 
-def clear_append_mark(connection: sqlite3.Connection, mark_key: str) -> None:
-    """The append marked under ``mark_key`` finished."""
+def clear_append_marks(connection: sqlite3.Connection, path_key: str) -> None:
+    """The appends of the last database import of ``path_key`` are kept: drop their marks."""
+    prefix = "import_append:" + path_key + "#"
     with write_transaction(connection) as db:
-        db.execute("DELETE FROM state_meta WHERE key = ?", ("import_append:" + mark_key,))
+        db.execute(
+            "DELETE FROM state_meta WHERE key >= ? AND key < ?",
+            (prefix, prefix[:-1] + chr(ord("#") + 1)),
+        )
 
 
 def forget_import_file(connection: sqlite3.Connection, path_key: str) -> None:

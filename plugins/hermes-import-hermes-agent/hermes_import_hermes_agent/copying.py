@@ -104,6 +104,10 @@ def _backup_rollback_database(path: Path, target: Path, busy_timeout: float) -> 
     except sqlite3.Error as error:
         raise UserFacingError(f"cannot open the Hermes Agent store: {error}") from error
     try:
+        # Take the shared lock first, within the busy timeout: the backup itself would wait
+        # for a writer's exclusive lock forever. Holding it, the copy is one snapshot.
+        source.execute("BEGIN")
+        source.execute("SELECT count(*) FROM sqlite_master").fetchone()
         destination = sqlite3.connect(target)
         try:
             source.backup(destination)

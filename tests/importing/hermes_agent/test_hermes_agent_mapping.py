@@ -298,7 +298,7 @@ def test_a_taken_id_gets_a_new_one_and_a_used_title_a_suffix(
     assert store.get_session(DELEGATE).parent_session_id == moved.session_id
     assert store.get_session(TELEGRAM).title == "東京の天気 (2)"
     assert (
-        f"the title '東京の天気' is used by another session; imported as '東京の天気 (2)'" in notes
+        "the title '東京の天気' is used by another session; imported as '東京の天気 (2)'" in notes
     )
     assert store.get_session(ROOT).title == "mine"
     # Idempotent through the new id too.
