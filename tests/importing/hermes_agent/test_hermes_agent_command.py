@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -90,8 +91,6 @@ def test_a_path_is_recognised_without_from_and_all_includes_the_default(tmp_path
 def test_a_grown_store_appends(tmp_path: Path) -> None:
     path = agent_store(tmp_path)
     run_hermes(tmp_path, "sessions", "import", "--from", "hermes-agent")
-    import sqlite3
-
     with sqlite3.connect(path) as connection:
         connection.execute(
             "INSERT INTO messages (session_id, role, content, timestamp) VALUES (?, 'user', ?, ?)",
