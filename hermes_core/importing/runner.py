@@ -62,6 +62,7 @@ class ImportRun:
         self._clock = clock
         self.records: dict[str, ImportFileRecord] = load_import_files(connection)
         self._unfinished_appends = pending_appends(connection)
+        self._own_files: frozenset[tuple[int, int]] | None = None
 
     def bookkeeping_key(self, path: Path) -> str:
         """The key a file is remembered by: its absolute path (symlinks not resolved, so a
@@ -137,17 +138,25 @@ class ImportRun:
         return outcome
 
     def is_own_store(self, path: Path) -> bool:
-        """Whether ``path`` is this store's own file (or its WAL or shared-memory file)."""
-        for _seq, name, file in self._connection.execute("PRAGMA database_list"):
-            if name != "main" or not file:
-                continue
-            for own in (file, file + "-wal", file + "-shm"):
-                try:
-                    if os.path.samefile(path, own):
-                        return True
-                except OSError:
+        """Whether ``path`` is this store's own file (or its WAL or shared-memory file): one
+        ``stat``, compared with the store's files (looked up once per run)."""
+        if self._own_files is None:
+            own: set[tuple[int, int]] = set()
+            for _seq, name, file in self._connection.execute("PRAGMA database_list"):
+                if name != "main" or not file:
                     continue
-        return False
+                for candidate in (file, file + "-wal", file + "-shm"):
+                    try:
+                        info = os.stat(candidate)
+                    except OSError:
+                        continue
+                    own.add((info.st_dev, info.st_ino))
+            self._own_files = frozenset(own)
+        try:
+            info = os.stat(path)
+        except OSError:
+            return False
+        return (info.st_dev, info.st_ino) in self._own_files
 
     def _import_database(
         self, path: Path, importer: Importer, key: str, stamp: FileStamp
