@@ -1,8 +1,9 @@
 """Importing another tool's whole database: an importer with ``file_kind = "database"``.
 
-Such a file (a Hermes Agent ``state.db``) holds many sessions and changes in place, so size
-says nothing about it: every import calls ``read(path, cursor)`` and the importer yields every
-session of the database as a ``snapshot``, with all of its messages the first time and, from a
+Such a file (a Hermes Agent ``state.db``) holds many sessions and changes in place, so its size
+says little: a database whose files (the main file and its ``-wal``) were not written since its
+last import is left unopened; otherwise ``read(path, cursor)`` yields every session of the
+database as a ``snapshot``, with all of its messages the first time and, from a
 cursor, only the messages that follow it (``continues``). Per yielded session:
 
 * not here yet → stored with its own id when that id is free in this store, else a new id
@@ -20,6 +21,7 @@ so a half-read database never leaves half of its sessions behind.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -66,6 +68,40 @@ _KEPT_FIELDS = (
 def is_database_importer(importer: Importer) -> bool:
     """Whether ``importer`` reads databases (``file_kind = "database"``), not logs."""
     return getattr(importer, "file_kind", "log") == "database"
+
+
+def database_stamp(path: Path) -> FileStamp:
+    """The stamp of a database with its ``-wal``: the sizes added up and the newest
+    modification time, so any write to either (a commit, a checkpoint) changes it. Taken
+    before the file is read: a write during the read shows next time."""
+    main = os.stat(path)
+    size, mtime_ns = main.st_size, main.st_mtime_ns
+    try:
+        wal = os.stat(str(path) + "-wal")
+    except FileNotFoundError:
+        return FileStamp(size=size, mtime_ns=mtime_ns)
+    return FileStamp(size=size + wal.st_size, mtime_ns=max(mtime_ns, wal.st_mtime_ns))
+
+
+def database_untouched(stamp: FileStamp, record: ImportFileRecord | None) -> bool:
+    """Whether nothing was written to the database since its last complete import."""
+    return (
+        record is not None
+        and record.state == "done"
+        and (record.size, record.mtime_ns) == (stamp.size, stamp.mtime_ns)
+    )
+
+
+def unchanged_database(path: Path, record: ImportFileRecord, label: str | None) -> FileOutcome:
+    """The outcome of a database not written to since its import (nothing is opened)."""
+    return FileOutcome(
+        path=path,
+        status=FileStatus.UNCHANGED,
+        importer=record.importer,
+        label=label,
+        session_id=record.session_id,
+        detail="already imported: no new sessions or messages",
+    )
 
 
 def fingerprint(snapshot: Session) -> str:

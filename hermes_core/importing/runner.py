@@ -45,7 +45,13 @@ from hermes_core.store.imports import (
 )
 
 from .conversations import append_to_conversation, store_new_conversation
-from .databases import DatabaseImport, is_database_importer
+from .databases import (
+    DatabaseImport,
+    database_stamp,
+    database_untouched,
+    is_database_importer,
+    unchanged_database,
+)
 from .files import Change, FileStamp, compare, stamp_of
 from .outcomes import FileOutcome, FileStatus, StoredSession
 from .snapshots import restore_snapshot
@@ -71,13 +77,13 @@ class ImportRun:
 
     def quick_check(self, path: Path, importer: Importer | None = None) -> FileOutcome | None:
         """The outcome of ``path`` when the bookkeeping alone decides it (unchanged, or
-        changed since import), without opening it; None when it must be read (always for a
-        database, which changes in place without growing). Raises ``OSError`` when it cannot
-        even be stat'ed."""
+        changed since import), without opening it; None when it must be read (a database:
+        whenever its files were written since). Raises ``OSError`` when it cannot even be
+        stat'ed."""
         record = self.records.get(self.bookkeeping_key(path))
         if importer is not None and is_database_importer(importer):
-            stamp_of(path)
-            return None
+            untouched = database_untouched(database_stamp(path), record)
+            return unchanged_database(path, record, None) if untouched and record else None
         change = compare(stamp_of(path), record)
         if record is None or change is not Change.UNCHANGED:
             return None
@@ -99,6 +105,13 @@ class ImportRun:
             )
             return outcome
         if is_database_importer(importer):
+            try:
+                stamp = database_stamp(path)
+            except OSError as error:
+                return _unreadable(path, importer, error)
+            record = self.records.get(key)
+            if record is not None and database_untouched(stamp, record):
+                return unchanged_database(path, record, label)
             return self._import_database(path, importer, key, stamp)
         if key in self._unfinished_appends:  # a process died while appending to it
             session_id, last_id = self._unfinished_appends.pop(key)

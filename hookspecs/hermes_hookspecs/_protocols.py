@@ -77,8 +77,9 @@ class Importer(Protocol):
 
     Optional members the core looks for with ``getattr``: ``describe(candidate)`` (the
     picker's details) and ``file_kind``. ``file_kind = "database"`` says the files are
-    databases another program updates in place (not append-only logs): the core then judges
-    no change by size, calls ``read(path, cursor)`` on every import, and takes each yielded
+    databases another program updates in place (not append-only logs): the core then reads
+    again (``read(path, cursor)``) whenever the file or its ``-wal`` was written since the last
+    import, whatever its size, and takes each yielded
     ``snapshot`` session as one of many in the file (see ``ImportedSession.continues``).
     """
 

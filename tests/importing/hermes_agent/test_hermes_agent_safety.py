@@ -307,3 +307,21 @@ def test_an_import_killed_half_way_is_undone_and_redone(tmp_path: Path) -> None:
         total = store.connection.execute("SELECT count(*) FROM messages").fetchone()[0]
         assert total == sample.message_count
         assert store.connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_a_store_not_written_since_its_import_is_not_even_opened(
+    tmp_path: Path, store: SessionStore
+) -> None:
+    sample, _ = sample_store(tmp_path / "state.db", 30)
+    ImportRun(store.connection).import_file(sample.path, HermesAgentImporter())
+
+    # FailingHalfway fails any read: the unchanged store must be decided without one.
+    again = ImportRun(store.connection).import_file(sample.path, FailingHalfway())
+    assert again.status is FileStatus.UNCHANGED
+    assert ImportRun(store.connection).quick_check(sample.path, FailingHalfway()) is not None
+
+    os.utime(sample.path)  # written to (as far as anyone can tell): read again
+    assert ImportRun(store.connection).quick_check(sample.path, FailingHalfway()) is None
+    assert ImportRun(store.connection).import_file(sample.path, HermesAgentImporter()).status is (
+        FileStatus.UNCHANGED
+    )
