@@ -80,6 +80,7 @@ def test_a_wal_store_with_a_live_writer_is_read_whole_and_left_untouched(
         assert Path(str(sample.path) + "-wal").stat().st_size > 0
         before = file_state(sample.path)
         assert set(before) == {"db", "-wal", "-shm"}
+        assert HermesAgentImporter().sniff(sample.path)  # immutable open: no read mark
 
         outcome = ImportRun(store.connection).import_file(sample.path, HermesAgentImporter())
 
@@ -325,3 +326,22 @@ def test_a_store_not_written_since_its_import_is_not_even_opened(
     assert ImportRun(store.connection).import_file(sample.path, HermesAgentImporter()).status is (
         FileStatus.UNCHANGED
     )
+
+
+def test_discover_finds_the_store_and_its_profiles(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    (agent / "profiles" / "work").mkdir(parents=True)
+    sample_store(agent / "state.db", 30)
+    sample_store(agent / "profiles" / "work" / "state.db", 11)
+    (agent / "profiles" / "broken").mkdir()
+    (agent / "profiles" / "broken" / "state.db").write_text("not sqlite")
+    importer = HermesAgentImporter()
+
+    found = list(importer.discover({"HERMES_AGENT_HOME": str(agent), "HOME": "/nowhere"}))
+    by_default = list(importer.discover({"HOME": str(tmp_path / "nohome")}))
+
+    assert [(c.path, c.title_guess) for c in found] == [
+        (agent / "state.db", "Hermes Agent store"),
+        (agent / "profiles" / "work" / "state.db", "Hermes Agent store (profile work)"),
+    ]
+    assert by_default == []
