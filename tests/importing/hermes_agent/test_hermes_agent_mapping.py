@@ -395,3 +395,45 @@ def test_a_message_without_its_session_row_is_not_read(tmp_path: Path) -> None:
     connection.close()
     sessions = [i.foreign_id for i in HermesAgentImporter().read(sample.path)]
     assert "nobody" not in sessions
+
+
+def test_reset_children_by_marker_and_by_the_legacy_end_reason(
+    tmp_path: Path, store: SessionStore
+) -> None:
+    agent = AgentStore.create(tmp_path / "state.db", 30)
+    key = "agent:main:telegram:dm:42"
+    agent.add_session(
+        id="old",
+        source="telegram",
+        started_at=T0,
+        ended_at=T0 + 10,
+        end_reason="idle",
+        session_key=key,
+    )
+    agent.add_session(
+        id="new", source="telegram", started_at=T0 + 20, parent_session_id="old", session_key=key
+    )
+    agent.add_session(
+        id="marked",
+        source="cli",
+        started_at=T0 + 30,
+        parent_session_id="old",
+        model_config={"_reset_from": "old"},
+    )
+    agent.add_session(
+        id="elsewhere",
+        source="telegram",
+        started_at=T0 + 40,
+        parent_session_id="old",
+        session_key="agent:main:telegram:dm:7",
+    )
+    for number, session_id in enumerate(("old", "new", "marked", "elsewhere")):
+        agent.add_message(session_id, "user", f"message {number}", T0 + 100 + number)
+    agent.close()
+
+    import_once(store, agent.path)
+
+    kinds = {sid: store.get_session(sid).parent_kind for sid in ("new", "marked", "elsewhere")}
+    # Another chat's child of an idle-ended session is no reset: an ordinary branch.
+    assert kinds == {"new": "reset", "marked": "reset", "elsewhere": "branch"}
+    assert store.get_session("marked").model_config is None
