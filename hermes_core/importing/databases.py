@@ -22,41 +22,24 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hermes_hookspecs import ImportedSession, Importer, Message, ParentKind, Session
+from hermes_hookspecs import ImportedRoute, ImportedSession, Importer, Message, ParentKind, Session
 
-from hermes_core.store.database_imports import (
-    ImportedEntry,
-    add_gateway_route,
-    append_mark_key,
-    clear_append_marks,
-    discard_interrupted_run,
-    forget_import_file,
-    imported_sessions,
-    link_parent,
-    refresh_imported_session,
-    session_id_is_free,
-)
-from hermes_core.store.imports import (
-    ImportedTotals,
-    ImportFileRecord,
-    append_imported_messages,
-    create_imported_session,
-    finish_imported_session,
-    last_message_id,
-    mark_append,
-    update_import_file,
-)
+from hermes_core.store.database_imports import ImportedEntry, append_mark_key
+from hermes_core.store.imports import ImportedTotals, ImportFileRecord
+from hermes_core.store.routing import RouteRecord
 
 from .batches import message_batches
 from .conversations import END_REASON
 from .files import FileStamp
 from .outcomes import FileOutcome, FileStatus, StoredSession
+
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import ImportBookkeeping, RoutingTable
 
 _KEPT_FIELDS = (
     "user_id", "model", "cwd", "git_branch", "git_repo_root", "chat_id", "chat_type",
@@ -134,7 +117,9 @@ class _Pending:
 class DatabaseImport:
     """One import of one database file (see the module docstring)."""
 
-    connection: sqlite3.Connection
+    store: ImportBookkeeping
+    routing: RoutingTable | None
+    """Where routing rows go; None for a store without a routing table."""
     importer: Importer
     path: Path
     key: str
@@ -160,10 +145,8 @@ class DatabaseImport:
         previous = self.previous
         cursor = previous.cursor if previous is not None else None
         if previous is not None and previous.state == "importing":
-            discard_interrupted_run(
-                self.connection, self.key, self.importer.name, previous.imported_at
-            )
-        clear_append_marks(self.connection, self.key)  # left by a run that ended "done"
+            self.store.discard_run(self.key, self.importer.name, previous.imported_at)
+        self.store.clear_append_marks(self.key)  # left by a run that ended "done"
         marker = ImportFileRecord(
             path=self.key,
             importer=self.importer.name,
@@ -175,7 +158,7 @@ class DatabaseImport:
             state="importing",
             imported_at=self.started,
         )
-        update_import_file(self.connection, marker)
+        self.store.update_file(marker)
         try:
             cursor = self._read_all(cursor)
         except BaseException:
@@ -183,11 +166,11 @@ class DatabaseImport:
             self.outcome.appended.clear()
             self.outcome.notes.clear()
             self.outcome.routes_added = 0
-            discard_interrupted_run(self.connection, self.key, self.importer.name, self.started)
+            self.store.discard_run(self.key, self.importer.name, self.started)
             if previous is not None and previous.state == "done":
-                update_import_file(self.connection, previous)
+                self.store.update_file(previous)
             else:
-                forget_import_file(self.connection, self.key)
+                self.store.forget_file(self.key)
             raise
         self._link_late_parents()
         outcome = self.outcome
@@ -216,14 +199,14 @@ class DatabaseImport:
             if previous is not None and previous.state == "done"
             else self.started,
         )
-        update_import_file(self.connection, done)
-        clear_append_marks(self.connection, self.key)  # after "done": a crash between keeps both
+        self.store.update_file(done)
+        self.store.clear_append_marks(self.key)  # after "done": a crash between keeps both
         return outcome, done
 
     # ------------------------------------------------------------------ per session
 
     def _read_all(self, cursor: str | None) -> str | None:
-        self._known = imported_sessions(self.connection, self.importer.name)
+        self._known = self.store.imported_sessions(self.importer.name)
         deleted_here = 0
         for imported in self.importer.read(self.path, cursor):
             snapshot = imported.snapshot
@@ -256,7 +239,7 @@ class DatabaseImport:
             return None
         foreign_id = imported.foreign_id
         wanted: str | None = snapshot.id
-        if not session_id_is_free(self.connection, snapshot.id):
+        if self.store.session_exists(snapshot.id):
             wanted = None
         parent_id: str | None = None
         parent_kind = snapshot.parent_kind
@@ -276,8 +259,7 @@ class DatabaseImport:
             "imported_at": self.started,
             "seen": fingerprint(snapshot),
         }
-        session_id = create_imported_session(
-            self.connection,
+        session_id = self.store.create_session(
             source=snapshot.source,
             started_at=snapshot.started_at,
             session_id=wanted,
@@ -300,8 +282,7 @@ class DatabaseImport:
         written, newest = self._write(session_id, first, messages, snapshot.started_at)
         # Open there: stored ended at its last message, as every import is (SPEC I5).
         ended = None if snapshot.ended_at is not None else (newest or snapshot.started_at)
-        title = finish_imported_session(
-            self.connection,
+        title = self.store.finish_session(
             session_id,
             ImportedTotals(
                 title_proposal=snapshot.title,
@@ -333,8 +314,8 @@ class DatabaseImport:
         written, newest = 0, None
         if first is not None:
             mark = append_mark_key(self.key, session_id)
-            kept = last_message_id(self.connection, session_id)
-            mark_append(self.connection, mark, session_id, kept)
+            kept = self.store.last_message_id(session_id)
+            self.store.mark_append(mark, session_id, kept)
             # The mark stays until the run is done: a run that fails later undoes this append.
             written, newest = self._write(session_id, first, messages, snapshot.started_at)
             self.outcome.appended.append(
@@ -353,9 +334,7 @@ class DatabaseImport:
                 fields["ended_at"], fields["end_reason"] = snapshot.ended_at, snapshot.end_reason
             elif newest is not None:
                 fields["ended_at"], fields["end_reason"] = newest, END_REASON
-            refresh_imported_session(
-                self.connection, session_id, fields, seen=seen, last_active_at=newest
-            )
+            self.store.refresh_session(session_id, fields, seen=seen, last_active_at=newest)
             self._known[imported.foreign_id] = ImportedEntry(session_id, seen)
 
     def _write(
@@ -368,34 +347,46 @@ class DatabaseImport:
             yield from rest
 
         for batch in message_batches(everything(), first_timestamp=start):
-            written += append_imported_messages(
-                self.connection, session_id, batch, default_timestamp=start
-            )
+            written += self.store.append_messages(session_id, batch, default_timestamp=start)
             for message in batch:
                 if message.timestamp is not None and (newest is None or message.timestamp > newest):
                     newest = message.timestamp
         return written, newest
 
     def _add_routes(self, imported: ImportedSession, session_id: str) -> None:
-        added = 0
+        """Route the chats of ``imported.routes`` to ``session_id``, unless this store routes
+        them already (its own gateway's entry wins and is never overwritten)."""
+        if self.routing is None:
+            return
         for route in imported.routes:
-            result = add_gateway_route(self.connection, route, session_id)
-            if result == "added":
-                added += 1
-            elif result == "other":
+            existing = self.routing.route(route.session_key)
+            if existing is None:
+                self.routing.set_route(_route_record(route, session_id))
+                self.outcome.routes_added += 1
+            elif existing.session_id != session_id:
                 self.outcome.notes.append(
                     f"chat {route.session_key}: this store already routes it to another "
                     "session; kept that"
                 )
-        self.outcome.routes_added += added
 
     def _link_late_parents(self) -> None:
         for pending in self._pending:
             parent = self._known.get(pending.parent_foreign_id)
             if parent is not None:
-                link_parent(self.connection, pending.session_id, parent.session_id, pending.kind)
+                self.store.link_parent(pending.session_id, parent.session_id, pending.kind)
             else:
                 self.outcome.notes.append(
                     f"session {pending.session_id}: its parent {pending.parent_foreign_id} is "
                     "not in this store; imported without that link"
                 )
+
+
+def _route_record(route: ImportedRoute, session_id: str) -> RouteRecord:
+    return RouteRecord(
+        session_key=route.session_key,
+        session_id=session_id,
+        platform=route.platform,
+        origin=json.dumps(dict(route.origin)) if route.origin is not None else None,
+        updated_at=route.updated_at,
+        expires_at=route.expires_at,
+    )

@@ -4,9 +4,10 @@ Such a file holds many sessions and changes in place, so its import is keyed per
 per file: every session keeps ``metadata.imported_from`` (tool, path, foreign id, the time of
 the run that created it, and ``seen``, a fingerprint of the foreign row's totals), which maps
 a foreign session to the session it became even when its id was taken here and it got a new
-one. The engine in :mod:`hermes_core.importing.databases` uses these functions; the rest of
-the import writes (creating sessions, appending messages, the file's bookkeeping row) are
-shared with log imports in :mod:`.imports`.
+one. The engine in :mod:`hermes_core.importing.databases` reaches these functions through
+:class:`~hermes_core.store.import_bookkeeping.SqliteImportBookkeeping`; the rest of the import
+writes (creating sessions, appending messages, the file's bookkeeping row) are shared with log
+imports in :mod:`.imports`, and routing rows go through :mod:`.routing`.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import json
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-from hermes_hookspecs import ImportedRoute, ParentKind
+from hermes_hookspecs import ParentKind
 
 from . import rowwrites
 from .connection import write_transaction
@@ -54,11 +55,6 @@ def imported_sessions(connection: sqlite3.Connection, tool: str) -> dict[str, Im
         for session_id, foreign, seen in rows
         if foreign is not None
     }
-
-
-def session_id_is_free(connection: sqlite3.Connection, session_id: str) -> bool:
-    """True when no session of this store has ``session_id``."""
-    return not rowwrites.session_exists(connection, session_id)
 
 
 def refresh_imported_session(
@@ -102,38 +98,6 @@ def link_parent(
             "UPDATE sessions SET parent_session_id = ?, parent_kind = ? WHERE id = ?",
             (parent_id, kind, session_id),
         )
-
-
-RouteOutcome = Literal["added", "kept", "other"]
-"""What :func:`add_gateway_route` did: added the row; found the chat already routed to that
-session; found it routed to another session (this store's own entry wins)."""
-
-
-def add_gateway_route(
-    connection: sqlite3.Connection, route: ImportedRoute, session_id: str
-) -> RouteOutcome:
-    """Route the chat ``route.session_key`` to ``session_id`` unless this store already routes
-    it (its own gateway's entry wins, and it is never overwritten)."""
-    with write_transaction(connection) as db:
-        row = db.execute(
-            "SELECT session_id FROM gateway_routing WHERE session_key = ?", (route.session_key,)
-        ).fetchone()
-        if row is not None:
-            return "kept" if row[0] == session_id else "other"
-        db.execute(
-            "INSERT INTO gateway_routing "
-            "(session_key, session_id, platform, origin, updated_at, expires_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                route.session_key,
-                session_id,
-                route.platform,
-                json.dumps(dict(route.origin)) if route.origin is not None else None,
-                route.updated_at,
-                route.expires_at,
-            ),
-        )
-    return "added"
 
 
 def append_mark_key(path_key: str, session_id: str) -> str:

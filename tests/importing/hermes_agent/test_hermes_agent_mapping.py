@@ -39,7 +39,7 @@ def store(tmp_path: Path) -> Iterator[SessionStore]:
 
 
 def import_once(store: SessionStore, path: Path):  # type: ignore[no-untyped-def]
-    return ImportRun(store.connection).import_file(path, HermesAgentImporter())
+    return ImportRun(store).import_file(path, HermesAgentImporter())
 
 
 def everything(store: SessionStore) -> tuple[list[tuple[object, ...]], ...]:

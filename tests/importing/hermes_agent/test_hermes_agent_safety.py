@@ -82,7 +82,7 @@ def test_a_wal_store_with_a_live_writer_is_read_whole_and_left_untouched(
         assert set(before) == {"db", "-wal", "-shm"}
         assert HermesAgentImporter().sniff(sample.path)  # immutable open: no read mark
 
-        outcome = ImportRun(store.connection).import_file(sample.path, HermesAgentImporter())
+        outcome = ImportRun(store).import_file(sample.path, HermesAgentImporter())
 
         assert outcome.status is FileStatus.IMPORTED, outcome.detail
         assert file_state(sample.path) == before
@@ -97,8 +97,8 @@ def test_a_rollback_journal_store_is_left_untouched(tmp_path: Path, store: Sessi
     before = file_state(sample.path)
     listing = sorted(os.listdir(tmp_path))
 
-    outcome = ImportRun(store.connection).import_file(sample.path, HermesAgentImporter())
-    ImportRun(store.connection).import_file(sample.path, HermesAgentImporter())
+    outcome = ImportRun(store).import_file(sample.path, HermesAgentImporter())
+    ImportRun(store).import_file(sample.path, HermesAgentImporter())
 
     assert outcome.status is FileStatus.IMPORTED
     assert file_state(sample.path) == before
@@ -122,7 +122,7 @@ def test_a_locked_store_is_one_line_and_nothing_is_written(
     sample, _ = sample_store(tmp_path / "state.db", 30)
     locker = start_writer(sample.path, LOCKER)
     try:
-        outcome = ImportRun(store.connection).import_file(
+        outcome = ImportRun(store).import_file(
             sample.path, HermesAgentImporter(busy_timeout=0.2)
         )
     finally:
@@ -145,7 +145,7 @@ def test_a_damaged_store_is_one_line_and_nothing_is_written(
     data[2 * page : 4 * page] = b"\xde\xad\xbe\xef" * (page // 2)  # two pages of garbage
     sample.path.write_bytes(bytes(data))
 
-    outcome = ImportRun(store.connection).import_file(sample.path, HermesAgentImporter())
+    outcome = ImportRun(store).import_file(sample.path, HermesAgentImporter())
 
     assert outcome.status is FileStatus.UNREADABLE
     assert outcome.detail.startswith("cannot import: the Hermes Agent store is damaged: ")
@@ -186,7 +186,7 @@ def test_a_file_that_is_not_a_hermes_agent_store_is_one_line(
     importer = HermesAgentImporter()
     assert not importer.sniff(path)
 
-    outcome = ImportRun(store.connection).import_file(path, importer)
+    outcome = ImportRun(store).import_file(path, importer)
 
     assert (outcome.status, outcome.detail) == (FileStatus.UNREADABLE, f"cannot import: {message}")
     assert nothing_written(store)
@@ -195,7 +195,7 @@ def test_a_file_that_is_not_a_hermes_agent_store_is_one_line(
 def test_a_newer_schema_is_one_line(tmp_path: Path, store: SessionStore) -> None:
     sample, _ = sample_store(tmp_path / "state.db", 31)
 
-    outcome = ImportRun(store.connection).import_file(sample.path, HermesAgentImporter())
+    outcome = ImportRun(store).import_file(sample.path, HermesAgentImporter())
 
     assert outcome.detail == (
         "cannot import: this Hermes Agent store has schema v31, newer than this importer knows "
@@ -207,7 +207,7 @@ def test_a_newer_schema_is_one_line(tmp_path: Path, store: SessionStore) -> None
 def test_a_store_is_never_imported_into_itself(tmp_path: Path, store: SessionStore) -> None:
     own = tmp_path / "home" / STATE_DB_NAME
     for path in (own, Path(str(own) + "-wal"), tmp_path / "home" / "." / STATE_DB_NAME):
-        outcome = ImportRun(store.connection).import_file(path, HermesAgentImporter())
+        outcome = ImportRun(store).import_file(path, HermesAgentImporter())
         assert outcome.status is FileStatus.UNREADABLE
         assert outcome.detail == (
             "this is the session store being imported into; refusing to import it into itself"
@@ -238,7 +238,7 @@ class FailingHalfway:
 def test_a_read_failing_half_way_leaves_nothing_behind(tmp_path: Path, store: SessionStore) -> None:
     sample, _ = sample_store(tmp_path / "state.db", 30)
 
-    outcome = ImportRun(store.connection).import_file(sample.path, FailingHalfway())
+    outcome = ImportRun(store).import_file(sample.path, FailingHalfway())
 
     assert (outcome.status, outcome.detail) == (
         FileStatus.UNREADABLE,
@@ -250,18 +250,18 @@ def test_a_read_failing_half_way_leaves_nothing_behind(tmp_path: Path, store: Se
 
 def test_a_failed_append_keeps_the_earlier_import(tmp_path: Path, store: SessionStore) -> None:
     sample, agent = sample_store(tmp_path / "state.db", 30, keep_open=True)
-    ImportRun(store.connection).import_file(sample.path, HermesAgentImporter())
+    ImportRun(store).import_file(sample.path, HermesAgentImporter())
     before = store.connection.execute("SELECT count(*) FROM messages").fetchone()[0]
     agent.add_message(ROOT, "user", "grown", T0 + 9000)
     agent.close()
 
-    failed = ImportRun(store.connection).import_file(sample.path, FailingHalfway())
+    failed = ImportRun(store).import_file(sample.path, FailingHalfway())
     assert failed.status is FileStatus.UNREADABLE
     assert store.connection.execute("SELECT count(*) FROM messages").fetchone()[0] == before
     [record] = load_import_files(store.connection).values()
     assert record.state == "done"
 
-    grown = ImportRun(store.connection).import_file(sample.path, HermesAgentImporter())
+    grown = ImportRun(store).import_file(sample.path, HermesAgentImporter())
     assert [(s.session_id, s.messages) for s in grown.appended] == [(ROOT, 1)]
 
 
@@ -281,7 +281,7 @@ KILLED_IMPORT = textwrap.dedent(
                 yield imported
 
     store = SessionStore.open(Path(sys.argv[1]))
-    ImportRun(store.connection).import_file(Path(sys.argv[2]), DiesHalfway())
+    ImportRun(store).import_file(Path(sys.argv[2]), DiesHalfway())
     """
 )
 
@@ -300,7 +300,7 @@ def test_an_import_killed_half_way_is_undone_and_redone(tmp_path: Path) -> None:
         [record] = load_import_files(store.connection).values()
         assert record.state == "importing"
 
-        outcome = ImportRun(store.connection).import_file(sample.path, HermesAgentImporter())
+        outcome = ImportRun(store).import_file(sample.path, HermesAgentImporter())
 
         assert outcome.status is FileStatus.IMPORTED
         ids = [row[0] for row in store.connection.execute("SELECT id FROM sessions ORDER BY id")]
@@ -314,16 +314,16 @@ def test_a_store_not_written_since_its_import_is_not_even_opened(
     tmp_path: Path, store: SessionStore
 ) -> None:
     sample, _ = sample_store(tmp_path / "state.db", 30)
-    ImportRun(store.connection).import_file(sample.path, HermesAgentImporter())
+    ImportRun(store).import_file(sample.path, HermesAgentImporter())
 
     # FailingHalfway fails any read: the unchanged store must be decided without one.
-    again = ImportRun(store.connection).import_file(sample.path, FailingHalfway())
+    again = ImportRun(store).import_file(sample.path, FailingHalfway())
     assert again.status is FileStatus.UNCHANGED
-    assert ImportRun(store.connection).quick_check(sample.path, FailingHalfway()) is not None
+    assert ImportRun(store).quick_check(sample.path, FailingHalfway()) is not None
 
     os.utime(sample.path)  # written to (as far as anyone can tell): read again
-    assert ImportRun(store.connection).quick_check(sample.path, FailingHalfway()) is None
-    assert ImportRun(store.connection).import_file(sample.path, HermesAgentImporter()).status is (
+    assert ImportRun(store).quick_check(sample.path, FailingHalfway()) is None
+    assert ImportRun(store).import_file(sample.path, HermesAgentImporter()).status is (
         FileStatus.UNCHANGED
     )
 
