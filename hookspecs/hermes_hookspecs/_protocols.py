@@ -75,7 +75,15 @@ class Exporter(Protocol):
 
 @runtime_checkable
 class Importer(Protocol):
-    """A reader of another tool's session logs. Pure reader: the core stores what it yields."""
+    """A reader of another tool's session logs. Pure reader: the core stores what it yields.
+
+    Optional members the core looks for with ``getattr``: ``describe(candidate)`` (the
+    picker's details) and ``file_kind``. ``file_kind = "database"`` says the files are
+    databases another program updates in place (not append-only logs): the core then reads
+    again (``read(path, cursor)``) whenever the file or its ``-wal`` was written since the last
+    import, whatever its size, and takes each yielded
+    ``snapshot`` session as one of many in the file (see ``ImportedSession.continues``).
+    """
 
     name: str
     label: str
