@@ -21,12 +21,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ._gateway import (
+    SESSION_KEY_NAMESPACE,
+    Attachment,
+    ChatType,
+    Deliver,
+    Delivery,
+    DeliveryRefused,
+    GatewayReply,
+    PlatformEvent,
+    build_session_key,
+)
 from ._protocols import (
     Exporter,
     ExportSink,
     Importer,
     ModelProvider,
     PlatformAdapter,
+    ReceivingAdapter,
     SessionSource,
 )
 from ._types import (
@@ -83,11 +95,18 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "END_REASONS",
     "PROJECT_NAME",
+    "SESSION_KEY_NAMESPACE",
+    "Attachment",
+    "ChatType",
+    "Deliver",
+    "Delivery",
+    "DeliveryRefused",
     "ExportOptions",
     "ExportResult",
     "ExportSink",
     "ExportedFile",
     "Exporter",
+    "GatewayReply",
     "ImportCandidate",
     "ImportedSession",
     "Importer",
@@ -99,7 +118,9 @@ __all__ = [
     "ModelSettings",
     "ParentKind",
     "PlatformAdapter",
+    "PlatformEvent",
     "ReasoningDelta",
+    "ReceivingAdapter",
     "RedactionRule",
     "Role",
     "Session",
@@ -111,6 +132,7 @@ __all__ = [
     "ToolCall",
     "UserFacingError",
     "__version__",
+    "build_session_key",
     "hookimpl",
     "hookspec",
     "hookspecs",
