@@ -254,11 +254,6 @@ class SessionStore:
             if parent.title:
                 title = rowwrites.next_lineage_title(db, parent.title)
                 rowwrites.write_title(db, child_id, title, "lineage")
-            # A gateway chat routed to the parent goes on in the continuation (SPEC G4).
-            db.execute(
-                "UPDATE gateway_routing SET session_id = ?, updated_at = ? WHERE session_id = ?",
-                (child_id, now, parent.id),
-            )
         if ended and self._events is not None:
             self._events.session_ended(self.get_session(parent.id), "compression")
         child = self.get_session(child_id)

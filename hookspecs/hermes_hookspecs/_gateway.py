@@ -73,10 +73,11 @@ class DeliveryRefused(UserFacingError):
 class Delivery(Protocol):
     """The gateway's handle on one delivered event."""
 
-    async def stored(self) -> str:
+    async def stored(self) -> str | None:
         """Wait until the event is stored (its user turn committed, or its command done) and
-        return the session id; raises :class:`DeliveryRefused` when it never will be.
-        Acknowledge the event to the platform only after this returns."""
+        return the session id (None for a command that touched no session); raises
+        :class:`DeliveryRefused` when it never will be. Acknowledge the event to the platform
+        only after this returns."""
         ...
 
     def text_deltas(self) -> AsyncIterator[str]:
