@@ -196,7 +196,7 @@ def test_reset_policies_follow_the_clock(
 ) -> None:
     standin.add(Reply(text="ok", times=None))
     # 03:00 local today; the daily boundary is at 04:00.
-    start = time.mktime(time.localtime()[:3] + (3, 0, 0, 0, 0, -1))
+    start = time.mktime((*time.localtime()[:3], 3, 0, 0, 0, 0, -1))
     now = [start]
     recorder = ResetRecorder()
     config = model_config(
