@@ -111,13 +111,18 @@ def enabled_platforms(config: Config) -> dict[str, dict[str, Any]]:
     return found
 
 
-def configure_logging() -> None:
-    """One line per event worth telling, on stderr."""
+LOG_LEVEL_ENV = "HERMES_GATEWAY_LOG_LEVEL"
+
+
+def configure_logging(env: Mapping[str, str] | None = None) -> None:
+    """One line per event worth telling, on stderr. ``HERMES_GATEWAY_LOG_LEVEL=debug`` adds a
+    timing line per turn (routing, store writes, whole turn)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("hermes gateway: %(message)s"))
     logger = logging.getLogger("hermes")
     logger.handlers[:] = [handler]
-    logger.setLevel(logging.INFO)
+    wanted = (os.environ if env is None else env).get(LOG_LEVEL_ENV, "info").upper()
+    logger.setLevel(logging.DEBUG if wanted == "DEBUG" else logging.INFO)
     logger.propagate = False
 
 

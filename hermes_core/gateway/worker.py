@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import GatewayReply, Message, PlatformEvent, Session
 
@@ -41,16 +41,35 @@ log = logging.getLogger("hermes.gateway")
 class NotifyingStore(SessionStore):
     """A store that tells its thread's current event when a user turn has been committed."""
 
-    def __init__(self, path: Path, *, events: SessionEvents | None = None) -> None:
-        super().__init__(path, events=events)
+    def __init__(
+        self,
+        path: Path,
+        *,
+        events: SessionEvents | None = None,
+        write_lock: threading.Lock | None = None,
+    ) -> None:
+        super().__init__(path, events=events, write_lock=write_lock)
         self.on_user_turn: Callable[[str], None] | None = None
+        self.write_seconds = 0.0
+        """Time spent writing messages and usage (the store's share of a turn, for the
+        debug timing line); ``write_cpu_seconds`` the CPU time of it on this thread."""
+        self.write_cpu_seconds = 0.0
 
     def append_messages(self, session_id: str, messages: Iterable[Message]) -> range:
         batch = list(messages)
+        started, cpu = time.perf_counter(), time.thread_time()
         ids = super().append_messages(session_id, batch)
+        self.write_seconds += time.perf_counter() - started
+        self.write_cpu_seconds += time.thread_time() - cpu
         if self.on_user_turn is not None and any(m.role == "user" for m in batch):
             self.on_user_turn(session_id)
         return ids
+
+    def record_usage(self, session_id: str, **usage: Any) -> None:
+        started, cpu = time.perf_counter(), time.thread_time()
+        super().record_usage(session_id, **usage)
+        self.write_seconds += time.perf_counter() - started
+        self.write_cpu_seconds += time.thread_time() - cpu
 
 
 @dataclass
@@ -107,13 +126,16 @@ class EventWorker:
         self._local = threading.local()
         self._opened: list[NotifyingStore] = []
         self._opened_lock = threading.Lock()
+        self._write_lock = threading.Lock()
 
     def _context(self) -> _ThreadContext:
         context: _ThreadContext | None = getattr(self._local, "context", None)
         if context is None:
             from hermes_core.store import STATE_DB_NAME
 
-            store = NotifyingStore(self.home / STATE_DB_NAME, events=self.host)
+            store = NotifyingStore(
+                self.home / STATE_DB_NAME, events=self.host, write_lock=self._write_lock
+            )
             with self._opened_lock:
                 self._opened.append(store)
             router = Router(store, mirror=self.mirror, clock=self.clock)
@@ -168,10 +190,14 @@ class EventWorker:
         if command is not None:
             bridge.finish(self._command(context, session_key, origin, command))
             return
+        started, cpu = time.perf_counter(), time.thread_time()
         session = context.router.resolve(session_key, origin, model=self.settings.model).session
         session = self._apply_policy(context, session_key, origin, session)
+        routing, routing_cpu = time.perf_counter() - started, time.thread_time() - cpu
         self.in_flight.begin(session.id)
         context.store.on_user_turn = bridge.stored
+        context.store.write_seconds = context.store.write_cpu_seconds = 0.0
+        started = time.perf_counter()
         try:
             result = context.engine.run_turn(
                 session.id, event_text(event), listener=_BridgeListener(bridge), cancel=cancel
@@ -179,6 +205,18 @@ class EventWorker:
         finally:
             context.store.on_user_turn = None
             self.in_flight.end(session.id)
+        if log.isEnabledFor(logging.DEBUG):
+            turn, writes = time.perf_counter() - started, context.store.write_seconds
+            log.debug(
+                "timing %s routing_ms=%.3f store_ms=%.3f turn_ms=%.3f "
+                "routing_cpu_ms=%.3f store_cpu_ms=%.3f",
+                session_key,
+                routing * 1000,
+                writes * 1000,
+                turn * 1000,
+                routing_cpu * 1000,
+                context.store.write_cpu_seconds * 1000,
+            )
         if result.session_id != session.id:
             # A compression continuation took the route over in its own transaction; the
             # mirror follows.

@@ -56,10 +56,19 @@ class SessionEvents(Protocol):
 class SessionStore:
     """Sessions and their messages in ``$HERMES_HOME/state.db``."""
 
-    def __init__(self, path: Path | str, *, events: SessionEvents | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        events: SessionEvents | None = None,
+        write_lock: threading.Lock | None = None,
+    ) -> None:
+        """Open the store at ``path``. Threads of one process that each open their own store
+        on the same file may share a ``write_lock`` so their writes queue without SQLite's
+        sleeping busy handler."""
         self.path = Path(path)
         self._events = events
-        self._connection = open_connection(self.path)
+        self._connection = open_connection(self.path, write_lock=write_lock)
         try:
             migrate(self._connection)
             self._connection.execute("SELECT count(*) FROM sessions LIMIT 1").fetchone()
