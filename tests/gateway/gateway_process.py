@@ -24,7 +24,14 @@ SECRET = "webhook-test-secret"
 API_KEY = "api-server-test-key"
 
 
-def write_config(home: Path, model_url: str, platforms: dict[str, Any], **extra: Any) -> None:
+def write_config(
+    home: Path,
+    model_url: str,
+    platforms: dict[str, Any],
+    *,
+    gateway_write_sessions_json: bool = True,
+    **extra: Any,
+) -> None:
     """config.yaml with the model at ``model_url`` and these ``gateway.platforms``."""
     home.mkdir(parents=True, exist_ok=True)
     document: dict[str, Any] = {
@@ -35,7 +42,10 @@ def write_config(home: Path, model_url: str, platforms: dict[str, Any], **extra:
             "max_retries": 0,
             "timeout_seconds": 20,
         },
-        "gateway": {"platforms": platforms},
+        "gateway": {
+            "platforms": platforms,
+            "write_sessions_json": gateway_write_sessions_json,
+        },
         **extra,
     }
     (home / "config.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")

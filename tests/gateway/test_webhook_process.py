@@ -228,6 +228,13 @@ def test_gateway_sessions_list_by_source_and_match_the_chat_filters(
         assert alice.session_key == "agent:main:webhook:group:room-7:alice"
         assert bob.session_key == "agent:main:webhook:group:room-7:bob"
     assert alice.id in matched.stdout and bob.id not in matched.stdout
+    mirror = json.loads((home / "sessions" / "sessions.json").read_text(encoding="utf-8"))
+    assert set(mirror) == {
+        "_README",
+        "agent:main:webhook:group:room-7:alice",
+        "agent:main:webhook:group:room-7:bob",
+    }
+    assert mirror["agent:main:webhook:group:room-7:bob"]["session_id"] == bob.id
     nobody = hermes(
         home, "sessions", "export", "-", "--dry-run", "--chat-id", "room-7", "--user", "carol"
     )
@@ -238,7 +245,7 @@ def test_sigterm_finishes_the_turn_in_flight_before_stopping(
     tmp_path: Path, standin: OpenAIStandIn
 ) -> None:
     home = tmp_path / "home"
-    write_config(home, standin.base_url, {"webhook": webhook()})
+    write_config(home, standin.base_url, {"webhook": webhook()}, gateway_write_sessions_json=False)
     release = threading.Event()
     standin.add(Reply(text="worth the wait", hold=release, hold_after_chunks=1))
     answers: list[tuple[int, dict[str, object]]] = []
@@ -258,3 +265,4 @@ def test_sigterm_finishes_the_turn_in_flight_before_stopping(
         sender.join(30)
     assert answers and answers[0][0] == 200 and answers[0][1]["reply"] == "worth the wait"
     assert "stopping: finishing 1 turn(s) in flight" in gateway.log_text()
+    assert not (home / "sessions" / "sessions.json").exists()  # the mirror is switched off
