@@ -55,10 +55,19 @@ class NotifyingStore(SessionStore):
         debug timing line); ``write_cpu_seconds`` the CPU time of it on this thread."""
         self.write_cpu_seconds = 0.0
 
-    def append_messages(self, session_id: str, messages: Iterable[Message]) -> range:
+    def append_messages(
+        self,
+        session_id: str,
+        messages: Iterable[Message],
+        *,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+    ) -> range:
         batch = list(messages)
         started, cpu = time.perf_counter(), time.thread_time()
-        ids = super().append_messages(session_id, batch)
+        ids = super().append_messages(
+            session_id, batch, input_tokens=input_tokens, output_tokens=output_tokens
+        )
         self.write_seconds += time.perf_counter() - started
         self.write_cpu_seconds += time.thread_time() - cpu
         if self.on_user_turn is not None and any(m.role == "user" for m in batch):
