@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from gateway_helpers import title_reply, user_texts
+from gateway_helpers import TITLE_MATCH, title_reply, user_texts
 from gateway_process import (
     SECRET,
     CallbackReceiver,
@@ -34,6 +34,18 @@ def hermes(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [hermes_command(), *args], env=environment(home), capture_output=True, text=True, timeout=60
     )
+
+
+def wait_for_model_request(standin: OpenAIStandIn, text: str, timeout: float = 60.0) -> None:
+    """Until the model was asked to answer ``text`` (not a title request)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for body in standin.requests:
+            turns = [m for m in body.get("messages", []) if m.get("role") == "user"]
+            if turns and text in str(turns[-1].get("content")) and TITLE_MATCH not in str(body):
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"the model was never asked about {text!r}")
 
 
 @pytest.fixture
@@ -141,8 +153,7 @@ def test_a_kill_9_mid_conversation_loses_nothing_acknowledged_and_the_chat_goes_
             standin.add(Reply(text="never finished", hold=release, hold_after_chunks=1))
             status, accepted = send_signed(url, {"chat_id": "c1", "text": "message 3"})
             assert status == 202 and accepted["session_id"] == session_id
-            seen = len(standin.requests)
-            standin.wait_for_requests(seen)
+            wait_for_model_request(standin, "message 3")  # the held answer is streaming
             gateway.kill()
         release.set()
         dead = hermes(home, "gateway", "status")
@@ -255,7 +266,7 @@ def test_sigterm_finishes_the_turn_in_flight_before_stopping(
             target=lambda: answers.append(send_signed(url, {"chat_id": "c9", "text": "slow one"}))
         )
         sender.start()
-        standin.wait_for_requests(1)
+        wait_for_model_request(standin, "slow one")
         assert gateway.process is not None
         gateway.process.send_signal(15)
         time.sleep(1.0)
