@@ -24,8 +24,11 @@ def main() -> None:
     """Run the command line. Plugin commands load only when a plugin command may be meant."""
     from .app import build_app
 
+    from .chat_command import normalise_argv
+
     host = None
-    argv = sys.argv[1:]
+    argv = normalise_argv(sys.argv[1:])
+    sys.argv[1:] = argv
     if _command_of(argv) not in CORE_COMMANDS and "--version" not in argv:
         # Plugin-provided commands (and the full help listing) need the plugins loaded.
         from hermes_core.plugins import PluginError, PluginHost
