@@ -48,6 +48,28 @@ def _with_default(setting: Setting, default: Any) -> Setting:
     return Setting(default, setting.check, setting.expected)
 
 
+def _optional_text(default: str | None = None) -> Setting:
+    return Setting(
+        default, lambda v: v is None or (isinstance(v, str) and v.strip() != ""), "a text"
+    )
+
+
+def _optional_whole(minimum: int = 1) -> Setting:
+    return Setting(
+        None,
+        lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= minimum),
+        f"a whole number ≥ {minimum}",
+    )
+
+
+def _seconds(default: float) -> Setting:
+    return Setting(
+        default,
+        lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v > 0,
+        "a number of seconds > 0",
+    )
+
+
 SETTINGS: Mapping[str, Setting] = {
     "sessions.auto_prune": _boolean(),
     "sessions.retention_days": _whole(90),
@@ -66,6 +88,14 @@ SETTINGS: Mapping[str, Setting] = {
     "session_reset.daily_hour": Setting(
         4, lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 23, "an hour 0-23"
     ),
+    # The model behind chat, the gateway and model titles (docs/models.md).
+    "model.provider": _optional_text(),
+    "model.base_url": _optional_text(),
+    "model.name": _optional_text(),
+    "model.api_key_env": _with_default(_optional_text(), "OPENAI_API_KEY"),
+    "model.context_tokens": _optional_whole(minimum=1),
+    "model.timeout_seconds": _seconds(60.0),
+    "model.max_retries": _whole(3),
 }
 
 
