@@ -10,6 +10,8 @@ import json
 import threading
 from typing import TYPE_CHECKING
 
+from hermes_core.agent.listener import TurnListener
+
 if TYPE_CHECKING:
     from hermes_hookspecs import Session, TokenUsage, ToolCall
     from rich.console import Console
@@ -46,7 +48,7 @@ def describe_call(call: ToolCall) -> str:
     return f"{call.name}({_short(shown, TOOL_ARGUMENT_CHARS)})"
 
 
-class StreamPrinter:
+class StreamPrinter(TurnListener):
     """Prints one turn as it streams: the answer's text, then a line per tool call/result."""
 
     def __init__(self, console: Console) -> None:

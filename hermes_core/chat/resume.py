@@ -106,7 +106,9 @@ def _latest(store: SessionStore, request: ResumeRequest) -> ResumeChoice:
     if found is None:
         where = f" in {workspace}" if workspace else ""
         return ResumeChoice(None, f"no earlier CLI session{where}")
-    return ResumeChoice(found, "most recent CLI session" + (f" in {workspace}" if workspace else ""))
+    return ResumeChoice(
+        found, "most recent CLI session" + (f" in {workspace}" if workspace else "")
+    )
 
 
 def resolve_resume(

@@ -23,7 +23,6 @@ def _command_of(argv: list[str]) -> str | None:
 def main() -> None:
     """Run the command line. Plugin commands load only when a plugin command may be meant."""
     from .app import build_app
-
     from .chat_command import normalise_argv
 
     host = None
