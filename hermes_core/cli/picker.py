@@ -12,7 +12,9 @@ tested without a terminal; :func:`pick` wires them to a raw-mode terminal.
 Keys: printable text edits the query, Backspace deletes, Ctrl-U clears it; Up/Down (or
 Ctrl-P/Ctrl-N), Page Up/Page Down, Home/End move; Enter chooses; Esc or Ctrl-C cancels. With
 ``multi=True``, Tab marks or unmarks the highlighted row and Ctrl-A marks every shown row;
-Enter then returns the marked rows, or the highlighted one when none is marked.
+Enter then returns the marked rows, or the highlighted one when none is marked. A picker may
+also offer *actions*: other keys that choose the highlighted row for something else than Enter
+does (``sessions browse``: Enter resumes, Tab shows); :func:`pick_action` says which was used.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import select
 import shutil
 import sys
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TextIO
 
@@ -35,6 +37,7 @@ __all__ = [
     "filter_rows",
     "is_interactive",
     "pick",
+    "pick_action",
     "render",
     "truncate_to_width",
 ]
@@ -129,6 +132,11 @@ class PickerState:
     chosen: list[str] | None = None
     """Set when the picker ends: the chosen keys, or an empty list when cancelled."""
     page_size: int = 10
+    actions: Mapping[str, str] = field(default_factory=dict)
+    """Extra keys that choose the highlighted row, each with a label (``{"tab": "show"}``)."""
+    enter_label: str = "choose"
+    action: str | None = None
+    """The key of :attr:`actions` that ended the picker, or None (Enter, or cancelled)."""
 
     def refresh(self) -> None:
         """Ask the source again for the current query and keep the cursor in range."""
@@ -146,6 +154,11 @@ class PickerState:
                 self.chosen = [self.rows[self.cursor].key]
             else:
                 return False
+        elif key in self.actions and not self.multi:
+            if not self.rows:
+                return False
+            self.chosen = [self.rows[self.cursor].key]
+            self.action = key
         elif key in ("up", "ctrl-p"):
             self.cursor = max(0, self.cursor - 1)
         elif key in ("down", "ctrl-n"):
@@ -252,7 +265,8 @@ def render(
         lines.append(style(_REVERSE, line) if index == state.cursor else line)
     if not state.rows:
         lines.append(style(_DIM, "  (nothing matches)"))
-    keys = "↑/↓ move · Enter choose · Esc cancel"
+    extra = "".join(f" · {key.capitalize()} {label}" for key, label in state.actions.items())
+    keys = f"↑/↓ move · Enter {state.enter_label}{extra} · Esc cancel"
     if state.multi:
         keys = "↑/↓ move · Tab mark · Ctrl-A mark all · Enter choose · Esc cancel"
     count = f"{len(state.rows)} shown"
@@ -349,12 +363,35 @@ def pick(
     Needs a terminal on standard input (see :func:`is_interactive`); draws on ``output``
     (standard output by default) in the alternate screen, which is restored on return.
     """
+    state = PickerState(source=source, multi=multi, query=initial_query)
+    return _run(state, title=title, header=header, output=output)
+
+
+def pick_action(
+    source: RowSource,
+    *,
+    title: str,
+    actions: Mapping[str, str],
+    enter_label: str = "choose",
+    header: Sequence[str] = (),
+    output: TextIO | None = None,
+) -> tuple[str, str | None] | None:
+    """Like :func:`pick` for one row, with extra keys: ``(row key, action key)`` where the
+    action key is None for Enter, or one of ``actions`` (e.g. ``{"tab": "show"}``); None when
+    cancelled."""
+    state = PickerState(source=source, actions=dict(actions), enter_label=enter_label)
+    chosen = _run(state, title=title, header=header, output=output)
+    return (chosen[0], state.action) if chosen else None
+
+
+def _run(
+    state: PickerState, *, title: str, header: Sequence[str], output: TextIO | None
+) -> list[str]:
     import termios
     import tty
 
     out = output or sys.stdout
     fd = sys.stdin.fileno()
-    state = PickerState(source=source, multi=multi, query=initial_query)
     state.refresh()
     saved = termios.tcgetattr(fd)
     reader = _KeyReader(fd)

@@ -210,3 +210,18 @@ def test_real_terminal_multi_select(tmp_path: Path) -> None:
     child.expect(r"CHOSEN=(\S*)")
     assert child.match.group(1) == "key-1,key-2"
     child.expect(pexpect.EOF)
+
+
+def test_an_action_key_chooses_the_highlighted_row_and_says_which_key() -> None:
+    picker = PickerState(
+        source=lambda query: filter_rows(ROWS, query), actions={"tab": "show"}, enter_label="resume"
+    )
+    picker.refresh()
+    picker.press("down")
+    assert picker.press("tab")
+    assert picker.chosen == [ROWS[1].key] and picker.action == "tab"
+    lines = render(picker, title="Sessions", color=False)
+    assert lines[-1].endswith("↑/↓ move · Enter resume · Tab show · Esc cancel")
+    plain = PickerState(source=lambda query: filter_rows(ROWS, query), actions={"tab": "show"})
+    plain.refresh()
+    assert plain.press("enter") and plain.action is None
