@@ -37,7 +37,10 @@ def cli_session(store: SessionStore, *, age: float, cwd: str = "/work/a", **fiel
     session = store.create_session("cli", started_at=started, cwd=cwd, **fields)
     store.append_messages(
         session.id,
-        [Message("user", "hello", timestamp=started), Message("assistant", "hi", timestamp=started)],
+        [
+            Message("user", "hello", timestamp=started),
+            Message("assistant", "hi", timestamp=started),
+        ],
     )
     return session.id
 
@@ -195,7 +198,7 @@ def test_at_claude_with_no_logs_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(ResumeError, match="no Claude Code conversations were found") as raised:
         check_importer(importers, "claude", env)
     assert "\n" not in str(raised.value)
-    with pytest.raises(ResumeError, match="no importer 'gemini'.*@claude"):
+    with pytest.raises(ResumeError, match=r"no importer 'gemini'.*@claude"):
         check_importer(importers, "gemini", env)
 
 

@@ -25,13 +25,20 @@ def test_a_snapshot_holds_the_session_and_every_message(tmp_path: Path) -> None:
             ],
         )
         path = save_snapshot(store, home, session.id)
-        assert path == snapshot_path(home, session.id) == home / "sessions" / "saved" / (
-            f"{session.id}.json"
+        assert (
+            path
+            == snapshot_path(home, session.id)
+            == home / "sessions" / "saved" / (f"{session.id}.json")
         )
         document = json.loads(path.read_text(encoding="utf-8"))
         assert document["format"] == SNAPSHOT_FORMAT
         assert document["session"]["title"] == "snap me"
-        assert [m["role"] for m in document["messages"]] == ["user", "assistant", "tool", "assistant"]
+        assert [m["role"] for m in document["messages"]] == [
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+        ]
         assert document["messages"][0]["content"] == "héllo 世界"
         assert document["messages"][1]["tool_calls"][0]["name"] == "session_search"
         store.append_message(session.id, Message("user", "more"))

@@ -9,7 +9,11 @@ from hermes_core.chat.workspace import describe_workspace
 
 def test_a_folder_outside_git_is_its_own_workspace(tmp_path: Path) -> None:
     place = describe_workspace(tmp_path)
-    assert (place.cwd, place.git_repo_root, place.git_branch) == (str(tmp_path.resolve()), None, None)
+    assert (place.cwd, place.git_repo_root, place.git_branch) == (
+        str(tmp_path.resolve()),
+        None,
+        None,
+    )
     assert place.key == str(tmp_path.resolve())
 
 
