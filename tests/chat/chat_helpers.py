@@ -4,6 +4,7 @@ at the stand-in OpenAI-compatible server (tests/standins/openai_server.py) on 12
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -50,6 +51,14 @@ def chat_env(tmp_path: Path, server: OpenAIStandIn | None, **extra: str) -> dict
     return env
 
 
+_ANSI = r"(?:\x1b\[[0-9;?]*[A-Za-z])*"
+
+
+def styled(text: str) -> str:
+    """A regex for ``text`` as drawn by rich: style escapes may sit between any characters."""
+    return _ANSI.join(re.escape(char) for char in text)
+
+
 def write_config(tmp_path: Path, text: str) -> None:
     home = tmp_path / "home"
     home.mkdir(parents=True, exist_ok=True)
@@ -81,9 +90,10 @@ def say(child: pexpect.spawn, text: str) -> None:
     child.send(text + "\r")
 
 
-def quit_chat(child: pexpect.spawn) -> str:
+def quit_chat(child: pexpect.spawn, *, prompt_seen: bool = False) -> str:
     """Ctrl-D at the prompt; the id from the exit lines."""
-    wait_prompt(child)
+    if not prompt_seen:
+        wait_prompt(child)
     child.sendcontrol("d")
     child.expect(r"Resume it with:  hermes --resume (\d{8}_\d{6}_[0-9a-f]{6})")
     session_id = str(child.match.group(1))
