@@ -153,18 +153,23 @@ class ChatRepl:
         cancel = threading.Event()
         printer = StreamPrinter(self.console)
         outcome: dict[str, Any] = {}
+        finished = threading.Event()
 
         def work() -> None:
             try:
                 outcome["result"] = self.conversation.send(text, listener=printer, cancel=cancel)
             except BaseException as error:  # reported on the main thread
                 outcome["error"] = error
+            finally:
+                finished.set()
 
         worker = threading.Thread(target=work, name="hermes-turn", daemon=True)
         worker.start()
-        while worker.is_alive():
+        # An event, not Thread.join: a Ctrl-C inside join can leave the thread looking
+        # finished while it still runs.
+        while not finished.is_set():
             try:
-                worker.join(0.1)
+                finished.wait(0.1)
             except KeyboardInterrupt:
                 cancel.set()
         printer.finish()

@@ -58,9 +58,10 @@ def test_the_model_calls_session_search_and_its_result_is_stored(
         earlier = store.create_session("cli", title="docker networking")
         store.append_messages(
             earlier.id,
-            [Message("user", "why can't my compose containers reach each other"), Message(
-                "assistant", "Put them on one user-defined bridge network."
-            )],
+            [
+                Message("user", "why can't my compose containers reach each other"),
+                Message("assistant", "Put them on one user-defined bridge network."),
+            ],
         )
         store.end_session(earlier.id, "user_exit")
     server.add(
@@ -125,7 +126,9 @@ def test_title_compress_and_continue_by_name(tmp_path: Path, server: OpenAIStand
     assert quit_chat(child) == continuation
 
 
-def test_branch_continues_in_a_child_with_the_history(tmp_path: Path, server: OpenAIStandIn) -> None:
+def test_branch_continues_in_a_child_with_the_history(
+    tmp_path: Path, server: OpenAIStandIn
+) -> None:
     server.add(Reply(text="Option A is simpler."), Reply(text="Then B it is."))
     child = spawn_chat(chat_env(tmp_path, server), "chat")
     say(child, "/branch")
