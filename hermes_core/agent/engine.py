@@ -147,22 +147,21 @@ class TurnEngine:
     def _store_answer(
         self, session_id: str, outcome: CallOutcome, listener: TurnListener
     ) -> Message | None:
-        """Store what one model call produced (and its usage); the stored message, if any."""
-        if outcome.usage is not None:
-            self.store.record_usage(
-                session_id,
-                input_tokens=outcome.usage.input_tokens,
-                output_tokens=outcome.usage.output_tokens,
-            )
-            listener.on_usage(outcome.usage)
+        """Store what one model call produced and its usage (one transaction when there is a
+        message); the stored message, if any."""
+        usage = outcome.usage or TokenUsage(0, 0)
         unfinished = outcome.interrupted or outcome.error is not None
         text = outcome.answer
         if unfinished:
             outcome.tool_calls.clear()  # never run a call the person stopped or that broke off
-            if not text:
-                return None
-            text = f"{text}\n\n{INTERRUPTED_MARK}"
-        elif not text and not outcome.tool_calls:
+            if text:
+                text = f"{text}\n\n{INTERRUPTED_MARK}"
+        if not text and not outcome.tool_calls:
+            if outcome.usage is not None:
+                self.store.record_usage(
+                    session_id, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens
+                )
+                listener.on_usage(outcome.usage)
             return None
         calls = tuple(
             call if call.id else replace(call, id=f"call_{index}_{int(self._clock() * 1000)}")
@@ -177,8 +176,15 @@ class TurnEngine:
             token_count=outcome.usage.output_tokens if outcome.usage is not None else None,
             timestamp=self._clock(),
         )
-        message.id = self.store.append_message(session_id, message)
+        message.id = self.store.append_message(
+            session_id,
+            message,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+        )
         message.session_id = session_id
+        if outcome.usage is not None:
+            listener.on_usage(outcome.usage)
         for call in calls:
             listener.on_tool_call(call)
         return message

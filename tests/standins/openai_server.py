@@ -21,9 +21,15 @@ In a test::
         server.wait_for_requests(2)                       # block until two have arrived
 
 Replies are answered in the order added; a reply with ``match`` is kept for the first request
-whose JSON body contains that text (e.g. a title request) and skipped by the others. A reply
-with ``times=N`` answers N requests (``None``: every request from then on). With no reply
-left, a request gets HTTP 400 "the stand-in has no scripted reply left" (never retried).
+whose JSON body contains that text and skipped by the others. A reply with ``times=N`` answers
+N requests (``None``: every request from then on). With no reply left, a request gets HTTP 400
+"the stand-in has no scripted reply left" (never retried).
+
+Hermes asks for an automatic title in the background after a session's first exchange (a
+request holding :data:`TITLE_REQUEST_MARK`, the start of its title prompt). Such a request only
+takes a reply scripted for it — ``Reply(text="Docker networking basics",
+match=TITLE_REQUEST_MARK)``, or ``--title`` on the command line — and otherwise gets the 400,
+so the model-free fallback titles the session; it never steals the next turn's reply.
 
 :class:`Reply` fields (the same keys in a script file's JSON objects):
 
@@ -48,7 +54,7 @@ Control endpoints: ``POST /_standin/replies`` (a JSON list of reply objects to a
 From a shell or a subprocess test (``tests`` on ``PYTHONPATH``)::
 
     python -m standins.openai_server --port 0 --script replies.json [--api-key K] \\
-        [--record requests.jsonl] [--port-file port.txt]
+        [--record requests.jsonl] [--port-file port.txt] [--title "Docker networking basics"]
 
 prints ``stand-in OpenAI endpoint: http://127.0.0.1:N/v1`` once it listens, appends each
 request body to ``--record`` as a JSON line, and serves until SIGTERM or Ctrl-C.
@@ -71,6 +77,8 @@ from typing import Any
 
 CHARS_PER_TOKEN = 4
 MODEL_NAME = "standin-model"
+TITLE_REQUEST_MARK = "Write a short descriptive title"
+"""The start of Hermes' title prompt (hermes_core.builtins.model_titles.TITLE_PROMPT)."""
 
 
 @dataclass(frozen=True)
@@ -102,14 +110,21 @@ class Reply:
     times: int | None = 1
 
     @classmethod
-    def failure(cls, status: int, *, times: int | None = 1, message: str | None = None) -> Reply:
+    def failure(
+        cls,
+        status: int,
+        *,
+        times: int | None = 1,
+        message: str | None = None,
+        match: str | None = None,
+    ) -> Reply:
         """Answer ``times`` requests (None: all) with HTTP ``status``."""
-        return cls(status=status, times=times, error_message=message)
+        return cls(status=status, times=times, error_message=message, match=match)
 
     @classmethod
-    def hang(cls, seconds: float, *, times: int | None = 1) -> Reply:
+    def hang(cls, seconds: float, *, times: int | None = 1, match: str | None = None) -> Reply:
         """Say nothing for ``seconds`` (past the client's timeout), ``times`` requests."""
-        return cls(hang_seconds=seconds, times=times)
+        return cls(hang_seconds=seconds, times=times, match=match)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Reply:
@@ -143,7 +158,7 @@ class _State:
             chosen = next(
                 (r for r in self.replies if r.match is not None and r.match in body_text), None
             )
-            if chosen is None:
+            if chosen is None and TITLE_REQUEST_MARK not in body_text:
                 chosen = next((r for r in self.replies if r.match is None), None)
             if chosen is not None and chosen.times is not None:
                 chosen.times -= 1
@@ -422,7 +437,7 @@ class OpenAIStandIn:
     def start(self) -> OpenAIStandIn:
         """Serve in a daemon thread."""
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name="openai-standin", daemon=True
+            target=self._server.serve_forever, args=(0.05,), name="openai-standin", daemon=True
         )
         self._thread.start()
         return self
@@ -451,8 +466,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--api-key", default=None, help="the only key accepted (default: any)")
     parser.add_argument("--record", type=Path, help="append each request body here (JSON lines)")
     parser.add_argument("--port-file", type=Path, help="write the port here once listening")
+    parser.add_argument("--title", help="answer every automatic-title request with this title")
     options = parser.parse_args(argv)
     server = OpenAIStandIn(api_key=options.api_key, port=options.port, record=options.record)
+    if options.title is not None:
+        server.add(Reply(text=options.title, match=TITLE_REQUEST_MARK, times=None))
     if options.script is not None:
         server.add(*(Reply.from_json(item) for item in json.loads(options.script.read_text())))
     stopped = threading.Event()
