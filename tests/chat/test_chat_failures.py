@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import pexpect
+import pytest
 from chat_helpers import (
     API_KEY,
     chat_env,
@@ -121,6 +122,7 @@ def test_ctrl_c_stops_the_answer_and_the_chat_goes_on(
     assert [m.content for m in messages[2:]] == ["again", "Next answer."]
 
 
+@pytest.mark.slow
 def test_kill_9_mid_answer_leaves_a_readable_session(tmp_path: Path, server: OpenAIStandIn) -> None:
     held = threading.Event()
     server.add(
