@@ -20,6 +20,8 @@ from hermes_hookspecs import Message, Session
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from hermes_core.store import SessionStore
+
 USER_LIMIT = 300
 ASSISTANT_LIMIT = 200
 ASSISTANT_LINES = 3
@@ -105,8 +107,11 @@ def _exchanges(messages: Iterable[Message]) -> list[_Exchange]:
     return exchanges
 
 
-def build_recap(messages: Iterable[Message], *, exchanges: int = EXCHANGES_SHOWN) -> Recap:
-    """The recap of a session's messages (oldest first)."""
+def build_recap(
+    messages: Iterable[Message], *, exchanges: int = EXCHANGES_SHOWN, earlier: int = 0
+) -> Recap:
+    """The recap of a session's messages (oldest first). ``earlier`` counts user and assistant
+    messages before ``messages`` (a caller that passes only the end of a session)."""
     every = _exchanges(messages)
     shown, hidden = every[-exchanges:] if exchanges else [], every[: max(0, len(every) - exchanges)]
     lines: list[RecapLine] = []
@@ -122,7 +127,27 @@ def build_recap(messages: Iterable[Message], *, exchanges: int = EXCHANGES_SHOWN
                     tool_summary(exchange.assistant),
                 )
             )
-    return Recap(tuple(lines), sum(exchange.message_count for exchange in hidden))
+    return Recap(tuple(lines), earlier + sum(exchange.message_count for exchange in hidden))
+
+
+SHOWN_ROLES = ("user", "assistant")
+
+
+def recap_of_session(store: SessionStore, session_id: str) -> Recap:
+    """The recap of a stored session, reading only its end: user and assistant messages newest
+    first until the last :data:`EXCHANGES_SHOWN` exchanges are complete (a 10,000-message
+    session costs a few rows, not 10,000)."""
+    tail: list[Message] = []
+    users = 0
+    for message in store.iter_messages_newest_first(session_id, roles=SHOWN_ROLES):
+        if message.role == "user":
+            if users == EXCHANGES_SHOWN:
+                break
+            users += 1
+        tail.append(message)
+    tail.reverse()
+    earlier = store.count_messages(session_id, roles=SHOWN_ROLES) - len(tail)
+    return build_recap(tail, earlier=earlier)
 
 
 def earlier_line(count: int) -> str:

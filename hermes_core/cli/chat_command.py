@@ -125,9 +125,12 @@ def start_chat(context: CliContext, options: ChatOptions) -> None:
     from hermes_core.chat.resume import ResumeRequest
     from hermes_core.lifecycle.startup import arm_auto_clean
 
+    from hermes_core.chat.provider import DeferredProvider
+
     config = context.config
     settings = load_model_settings(config, os.environ)  # NoModelConfigured: one line, exit 1
-    provider = open_provider(context.host, settings)
+    # Opened at the first message: finding it loads every plugin, which the prompt does not need.
+    provider = DeferredProvider(settings.provider, lambda: open_provider(context.host, settings))
     if options.in_dir is not None:
         _change_into(options.in_dir)
     console = make_console()
@@ -269,13 +272,12 @@ def _banner(console: Console, settings: ModelSettings, resumed: Session | None) 
 
 def _show_resumed(context: CliContext, console: Console, session: Session) -> None:
     from hermes_core.chat.output import notice_line
-    from hermes_core.chat.recap import build_recap, minimal_notice, recap_panel
+    from hermes_core.chat.recap import minimal_notice, recap_of_session, recap_panel
 
     if context.config["display.resume_display"] == "minimal":
         notice_line(console, minimal_notice(session), "")
         return
-    messages = context.store.iter_messages(session.id)
-    console.print(recap_panel(session, build_recap(messages)))
+    console.print(recap_panel(session, recap_of_session(context.store, session.id)))
 
 
 def _repl(

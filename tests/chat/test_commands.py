@@ -48,3 +48,24 @@ def test_completion_offers_commands_then_titles_for_resume_and_title() -> None:
 )
 def test_a_bare_continue_gets_an_empty_value(argv: list[str], expected: list[str]) -> None:
     assert normalise_argv(argv) == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "needed"),
+    [
+        ([], False),
+        (["--continue="], False),
+        (["-c", "my project"], False),
+        (["-r", "20250101_000000_abcdef"], False),
+        (["--in", "/tmp", "--continue="], False),
+        (["chat", "-c", "x"], False),
+        (["--help"], True),
+        (["sessions", "list"], False),
+        (["--home", "/h", "some-plugin-command"], True),
+        (["-c", "x", "some-plugin-command"], True),
+    ],
+)
+def test_the_chat_starts_without_loading_plugins(argv: list[str], needed: bool) -> None:
+    from hermes_core.cli.main import _needs_plugins
+
+    assert _needs_plugins(argv) is needed

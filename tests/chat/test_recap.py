@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 from hermes_hookspecs import Message, Session, ToolCall
 from rich.console import Console
@@ -120,3 +121,33 @@ def test_minimal_mode_is_one_line() -> None:
     session = Session(id="20260101_101010_abcdef", source="cli", started_at=0.0, message_count=4)
     line = minimal_notice(session)
     assert line == "↻ Resumed 20260101_101010_abcdef — 4 messages"
+
+
+def test_the_recap_of_a_stored_session_reads_its_end_and_matches_the_whole(
+    tmp_path: Path,
+) -> None:
+    from hermes_core.chat.recap import recap_of_session
+    from hermes_core.store import SessionStore
+
+    with SessionStore.open(tmp_path) as store:
+        for exchanges in (0, 3, 10, 11, 25):
+            session = store.create_session("cli")
+            messages: list[Message] = [Message("assistant", "greeting before anyone spoke")]
+            for number in range(exchanges):
+                messages += [
+                    Message("system", "ignored"),
+                    user(f"question {number}"),
+                    assistant("", "terminal"),
+                    Message("tool", "output", tool_call_id="c0", tool_name="terminal"),
+                    assistant(f"answer {number}"),
+                ]
+            store.append_messages(session.id, messages)
+            assert recap_of_session(store, session.id) == build_recap(messages), exchanges
+            newest = list(store.iter_messages_newest_first(session.id, roles=("user",)))
+            assert [m.content for m in newest] == [
+                f"question {n}" for n in reversed(range(exchanges))
+            ]
+            assert store.count_messages(session.id) == len(messages)
+            assert store.count_messages(session.id, roles=("user", "assistant")) == (
+                1 + 3 * exchanges
+            )
