@@ -122,10 +122,9 @@ def start_chat(context: CliContext, options: ChatOptions) -> None:
     """Everything from the options to the end of the chat."""
     from hermes_core.agent import load_model_settings, open_provider
     from hermes_core.chat.output import make_console, notice_line
+    from hermes_core.chat.provider import DeferredProvider
     from hermes_core.chat.resume import ResumeRequest
     from hermes_core.lifecycle.startup import arm_auto_clean
-
-    from hermes_core.chat.provider import DeferredProvider
 
     config = context.config
     settings = load_model_settings(config, os.environ)  # NoModelConfigured: one line, exit 1
