@@ -190,11 +190,14 @@ def test_new_save_help_and_unknown_commands(tmp_path: Path, server: OpenAIStandI
 def test_bare_continue_resumes_with_the_recap(tmp_path: Path, server: OpenAIStandIn) -> None:
     server.add(Reply(text="line one\nline two\nline three\nline four"), Reply(text="Welcome back."))
     env = chat_env(tmp_path, server)
-    child = spawn_chat(env, "chat")
+    project = tmp_path / "project"
+    project.mkdir()
+    child = spawn_chat(env, "chat", cwd=project)
     say(child, "tell me a long story")
     child.expect("line four")
     first = quit_chat(child)
-    child = spawn_chat(env, "-c")
+    child = spawn_chat(env, "-c", cwd=tmp_path)
+    child.expect(f"↪ restored workspace dir: {project.resolve()}")
     child.expect(f"Resumed Stand-in chat \\({first}\\)|Resumed {first}")
     child.expect(styled("● tell me a long story"))
     child.expect(styled("◆ line one"))
@@ -212,12 +215,61 @@ def test_minimal_resume_display_is_one_line(tmp_path: Path, server: OpenAIStandI
     server.add(Reply(text="Noted."))
     write_config(tmp_path, "display:\n  resume_display: minimal\n")
     env = chat_env(tmp_path, server)
-    child = spawn_chat(env, "chat")
+    project = tmp_path / "project"
+    project.mkdir()
+    child = spawn_chat(env, "chat", cwd=project)
     say(child, "note this")
     child.expect("Noted.")
     first = quit_chat(child)
-    child = spawn_chat(env, "chat", "--resume", first)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    child = spawn_chat(env, "chat", "--resume", "latest", "--in", str(project), cwd=elsewhere)
     child.expect(f"↻ Resumed .*{first}.* — 2 messages")
     wait_prompt(child)
     assert "● note this" not in (child.before or "")
+    assert "restored workspace dir" not in (child.before or "")  # --in implies no restore
     assert quit_chat(child, prompt_seen=True) == first
+
+
+def test_paste_keeps_lines_and_resume_and_sessions_switch_sessions(
+    tmp_path: Path, server: OpenAIStandIn
+) -> None:
+    with open_store(tmp_path) as store:
+        other = store.create_session("cli", title="garden plans", cwd=str(tmp_path))
+        store.append_messages(
+            other.id, [Message("user", "what to plant"), Message("assistant", "Tomatoes.")]
+        )
+        store.end_session(other.id, "user_exit")
+    server.add(Reply(text="Two lines received."), Reply(text="Back in the garden."))
+    server.add(Reply(text="Picked from the list."))
+    child = spawn_chat(chat_env(tmp_path, server), "chat")
+    wait_prompt(child)
+    child.send("\x1b[200~first line\nsecond line\x1b[201~")
+    child.send("\r")
+    child.expect("Two lines received.")
+    say(child, "/resume garden pla")
+    child.expect("No session|no session")  # a title must be whole: one line, chat goes on
+    say(child, "/resume garden plans")
+    child.expect("Resumed garden plans")
+    child.expect(styled("● what to plant"))
+    say(child, "and then?")
+    child.expect("Back in the garden.")
+    say(child, "/sessions")
+    child.expect("type to search")
+    child.send("first line")
+    child.expect("1 shown")
+    child.send("\r")
+    child.expect(styled("● first line"))
+    say(child, "one more")
+    child.expect("Picked from the list.")
+    first = quit_chat(child)
+    with open_store(tmp_path) as store:
+        contents = [m.content for m in store.messages(first)]
+        assert contents[0] == "first line\nsecond line"
+        assert contents[-2:] == ["one more", "Picked from the list."]
+        assert [m.content for m in store.messages(other.id)][-2:] == [
+            "and then?",
+            "Back in the garden.",
+        ]
+    history = (tmp_path / "home" / "chat_history").read_text(encoding="utf-8")
+    assert "and then?" in history
