@@ -346,9 +346,13 @@ def latency_figures(home: Path, seed: int, sessions: int, appends: int, label: s
 
 
 def turn_figures(home: Path, turns: int, label: str) -> None:
+    load_before = os.getloadavg()[0]
     times = run_turns(home, turns)
     last, end = times.after_last_token_ms, times.after_stream_end_ms
-    note = f"{turns} turns through TurnEngine + openai SDK against the local stand-in"
+    note = (
+        f"{turns} turns through TurnEngine + openai SDK against the local stand-in; "
+        f"load average {load_before:.1f} → {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
     emit(f"turn_overhead_p50_{label}", f"{times.percentile(last, 0.50):.2f}", "ms", note)
     emit(
         f"turn_overhead_p99_{label}",

@@ -1,6 +1,9 @@
 """Tool calls arrive in fragments spread over stream chunks, keyed by ``index``: the first
 fragment of a call usually carries its id and name, the following ones pieces of its
-arguments. :class:`ToolCallAssembler` joins them and hands out whole calls."""
+arguments. :class:`ToolCallAssembler` joins them and hands out whole calls.
+
+Some endpoints send every call whole with the same ``index`` (or none) but its own id; a
+fragment carrying a new id for an index that holds a call with another id starts a new call."""
 
 from __future__ import annotations
 
@@ -22,13 +25,19 @@ class ToolCallAssembler:
     """Collects tool-call fragments by index."""
 
     def __init__(self) -> None:
-        self._calls: dict[int, _Partial] = {}
+        self._calls: list[_Partial] = []
+        self._by_index: dict[int, _Partial] = {}
 
     def add(self, fragment: Any) -> None:
         """One ``delta.tool_calls[i]`` fragment (an SDK object with ``index``, ``id``,
         ``function.name`` and ``function.arguments``, any of which may be missing)."""
-        index = fragment.index if isinstance(fragment.index, int) else len(self._calls)
-        partial = self._calls.setdefault(index, _Partial())
+        index = fragment.index if isinstance(fragment.index, int) else -1
+        partial = self._by_index.get(index)
+        fresh_id = fragment.id and partial is not None and partial.id not in (None, fragment.id)
+        if partial is None or fresh_id:
+            partial = _Partial()
+            self._calls.append(partial)
+            self._by_index[index] = partial
         if fragment.id:
             partial.id = fragment.id
         function = fragment.function
@@ -43,15 +52,16 @@ class ToolCallAssembler:
         return bool(self._calls)
 
     def finish(self) -> list[ToolCall]:
-        """The whole calls, in index order (an id is made up where the endpoint gave none);
-        the assembler is empty afterwards."""
+        """The whole calls, in the order they started (an id is made up where the endpoint
+        gave none); the assembler is empty afterwards."""
         calls = [
             ToolCall(
                 name=partial.name,
                 arguments="".join(partial.arguments) or "{}",
                 id=partial.id or f"call_{os.urandom(6).hex()}",
             )
-            for _, partial in sorted(self._calls.items())
+            for partial in self._calls
         ]
         self._calls.clear()
+        self._by_index.clear()
         return calls
