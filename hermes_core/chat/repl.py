@@ -139,10 +139,16 @@ class ChatRepl:
         if parsed is not None:
             try:
                 return run_slash(self.slash, *parsed)
-            except UserFacingError as error:
-                error_line(self.console, str(error))
-            except _store_errors() as error:
-                error_line(self.console, str(error))
+            except KeyboardInterrupt:
+                notice_line(self.console, f"⏹ /{parsed[0]} stopped.", "yellow")
+            except Exception as error:
+                if isinstance(error, (UserFacingError, *_store_errors())):
+                    error_line(self.console, str(error))
+                    return False
+                # a bug must not end the conversation
+                if os.environ.get("HERMES_DEBUG"):
+                    raise
+                error_line(self.console, f"/{parsed[0]} failed: {type(error).__name__}: {error}")
             return False
         text = line[1:] if line.lstrip().startswith("//") else line
         self.answer(text)
@@ -179,7 +185,7 @@ class ChatRepl:
         if failure is not None:
             if os.environ.get("HERMES_DEBUG"):
                 raise failure
-            if isinstance(failure, UserFacingError | _store_errors()):
+            if isinstance(failure, (UserFacingError, *_store_errors())):
                 error_line(self.console, str(failure))
             else:
                 error_line(self.console, f"the turn failed: {type(failure).__name__}: {failure}")

@@ -215,3 +215,17 @@ def test_unknown_and_ambiguous_resume_references_are_one_line(
         assert done.returncode == 1, (args, done.stderr)
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and expected in lines[0], (args, done.stderr)
+
+
+def test_a_missing_provider_plugin_is_one_line_at_the_first_message(
+    tmp_path: Path, server: OpenAIStandIn
+) -> None:
+    env = chat_env(tmp_path, server, HERMES_PLUGINS="")  # hermes-model-openai not loaded
+    child = spawn_chat(env, "chat")
+    say(child, "hello?")
+    error_then_prompt(child, "hermes-model-openai")
+    child.send("/title kept anyway\r")
+    child.expect("Title set: kept anyway")
+    session_id = quit_chat(child)
+    with open_store(tmp_path) as store:
+        assert [m.content for m in store.messages(session_id)] == ["hello?"]
