@@ -35,7 +35,7 @@ from hermes_core.store.store import STATE_DB_NAME, SessionStore
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d", "e", "i", "s", "r", "t", "x", "g")
+FIGURES = ("a", "b", "c", "d", "e", "i", "s", "r", "t", "u", "x", "g")
 STANDALONE_FIGURES = frozenset({"i", "r", "g"})
 """Figures that need neither the session corpus nor a store."""
 TRIGGER_CONTEXT_MAX = 100_000
@@ -75,7 +75,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="comma-separated corpus sizes in messages (multiples of 100); default 100000,1000000",
     )
     parser.add_argument(
-        "--only", help="comma-separated figures out of a,b,c,d,e,i,s,r,t,x,g (default all)"
+        "--only", help="comma-separated figures out of a,b,c,d,e,i,s,r,t,u,x,g (default all)"
     )
     parser.add_argument(
         "--workdir",
@@ -182,6 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         export_memory_figures(workdir, args.seed)
     if "c" in args.figures:
         startup_figures(corpus, workdir, args.startup_runs)
+    if "u" in args.figures:
+        resume_figures(corpus, workdir, args.startup_runs, args.search_repeats)
     return 0
 
 
@@ -461,6 +463,49 @@ def startup_figures(corpus: CorpusFile, workdir: Path, runs: int) -> None:
         f"{CLI_STORE_SESSIONS}-session store",
     )
     emit("startup_ratio", f"{result.ratio:.3f}", "sessions-list/hello", "target ≤ 1.25")
+
+
+def resume_figures(corpus: CorpusFile, workdir: Path, runs: int, repeats: int) -> None:
+    from bench.resume import RESUME_MESSAGES, run_resume
+
+    if len(corpus.facts) * MESSAGES_PER_SESSION < RESUME_MESSAGES:
+        emit("resume_in_process", "unavailable", note=f"needs a corpus of {RESUME_MESSAGES}")
+        return
+    result = run_resume(corpus, workdir, runs, max(5, repeats))
+    label = size_label(result.messages)
+    emit(
+        f"resume_in_process_{label}",
+        f"{result.median(result.in_process_ms):.0f}",
+        "ms",
+        f"target ≤ 300 ms; p95 {result.p95(result.in_process_ms):.0f} ms over "
+        f"{len(result.in_process_ms)}: resolve -c, reopen, recap of {result.messages} messages, "
+        "panel drawn, prompt built",
+    )
+    emit(
+        f"resume_to_prompt_{label}",
+        f"{result.median(result.resume_to_prompt_ms):.0f}",
+        "ms",
+        f"median of {len(result.resume_to_prompt_ms)}: installed `hermes -c` in a pty, spawn → "
+        "prompt drawn",
+    )
+    emit(
+        "fresh_to_prompt",
+        f"{result.median(result.fresh_to_prompt_ms):.0f}",
+        "ms",
+        "context: `hermes chat` on an empty home, spawn → prompt",
+    )
+    emit(
+        "startup_hello_pty",
+        f"{result.median(result.hello_ms):.0f}",
+        "ms",
+        "typer hello-world spawn → exit in the same pty",
+    )
+    emit(
+        "startup_continue_ratio",
+        f"{result.startup_ratio:.3f}",
+        "hermes-c/hello",
+        f"target ≤ 1.25; resuming the {label}-message session",
+    )
 
 
 def search_figures(db_path: Path, seed: int, repeats: int, label: str) -> None:

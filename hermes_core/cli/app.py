@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from . import (
+    chat_command,
     demo_command,
     export_commands,
     gateway_commands,
@@ -19,7 +20,7 @@ from . import (
     session_commands,
 )
 from .context import CliContext, cli_context, default_home
-from .errors import handle_user_errors
+from .errors import fail, handle_user_errors
 
 if TYPE_CHECKING:
     from hermes_core.plugins import PluginHost
@@ -37,8 +38,10 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
     """The root app. ``host`` replaces the entry-point plugin host (tests)."""
     app = typer.Typer(
         name="hermes",
-        help="Hermes sessions: every conversation your agents have, in one local store.",
-        no_args_is_help=True,
+        help="Hermes sessions: every conversation your agents have, in one local store. "
+        "With no command, starts a chat (as 'hermes chat').",
+        no_args_is_help=False,
+        invoke_without_command=True,
         add_completion=True,
         pretty_exceptions_enable=False,
     )
@@ -56,10 +59,23 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
             bool,
             typer.Option("--version", callback=_version, is_eager=True, help="Show the version."),
         ] = False,
+        continue_: chat_command.ContinueOption = None,
+        resume: chat_command.ResumeOption = None,
+        in_dir: chat_command.InOption = None,
+        no_restore_cwd: chat_command.NoRestoreOption = False,
     ) -> None:
         context = CliContext(home=home.expanduser() if home else default_home(), host_override=host)
         ctx.obj = context
         ctx.call_on_close(context.close)
+        options = chat_command.ChatOptions(continue_, resume, in_dir, no_restore_cwd)
+        if ctx.invoked_subcommand is None:
+            handle_user_errors(chat_command.start_chat)(context, options)
+        elif options != chat_command.ChatOptions():
+            raise fail(
+                f"-c/--continue, -r/--resume, --in and --no-restore-cwd go with the chat, "
+                f"not with '{ctx.invoked_subcommand}'",
+                2,
+            )
 
     sessions = typer.Typer(
         help="List, show, rename, pin, delete and maintain sessions.", no_args_is_help=True
@@ -86,6 +102,7 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
     gateway_commands.register(app)
     plugins_command.register(app)
     demo_command.register(app)
+    chat_command.register(app)
     if with_plugin_commands and host is not None:
         host.register_commands(app)
     return app

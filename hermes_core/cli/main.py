@@ -5,28 +5,46 @@ from __future__ import annotations
 import os
 import sys
 
-CORE_COMMANDS = {"sessions", "plugins", "demo"}
-"""Commands of the core itself: they load plugins only if they need them."""
+CORE_COMMANDS = {"sessions", "plugins", "demo", "chat"}
+"""Commands of the core itself: they load plugins only if they need them (the chat, when its
+first message needs the model provider)."""
+
+VALUED_ROOT_OPTIONS = {"--home", "-r", "--resume", "--in", "-c", "--continue"}
+"""Root options followed by a value (a bare ``-c`` was made ``--continue=`` before)."""
 
 
 def _command_of(argv: list[str]) -> str | None:
     """The first positional word, skipping the root options and their values."""
     words = iter(argv)
     for word in words:
-        if word == "--home":
+        if word in VALUED_ROOT_OPTIONS:
             next(words, None)
         elif not word.startswith("-"):
             return word
     return None
 
 
+def _needs_plugins(argv: list[str]) -> bool:
+    """Whether plugin commands must be registered before parsing: not for the core's own
+    commands, nor for the chat (bare ``hermes``) — except to list them in ``--help``."""
+    if "--version" in argv:
+        return False
+    command = _command_of(argv)
+    if command is None:
+        # shell completion runs with no arguments and must offer the plugin commands too
+        return "--help" in argv or "_HERMES_COMPLETE" in os.environ
+    return command not in CORE_COMMANDS
+
+
 def main() -> None:
     """Run the command line. Plugin commands load only when a plugin command may be meant."""
     from .app import build_app
+    from .chat_command import normalise_argv
 
     host = None
-    argv = sys.argv[1:]
-    if _command_of(argv) not in CORE_COMMANDS and "--version" not in argv:
+    argv = normalise_argv(sys.argv[1:])
+    sys.argv[1:] = argv
+    if _needs_plugins(argv):
         # Plugin-provided commands (and the full help listing) need the plugins loaded.
         from hermes_core.plugins import PluginError, PluginHost
 

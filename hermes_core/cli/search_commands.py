@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from .picker import PickerRow
 
 SEARCH_DEFAULT_LIMIT = 10
+BROWSE_SHOW_KEY = "tab"
+"""In ``sessions browse``, Enter resumes the highlighted session; this key shows it."""
 
 
 def register(sessions: typer.Typer) -> None:
@@ -89,8 +91,9 @@ def register(sessions: typer.Typer) -> None:
     @sessions.command("browse")
     @handle_user_errors
     def browse(ctx: typer.Context) -> None:
-        """Pick a session interactively: type to search titles and messages, Enter shows it."""
-        from .picker import is_interactive, pick
+        """Pick a session interactively: type to search titles and messages; Enter resumes it
+        in the chat, Tab shows it."""
+        from .picker import is_interactive, pick_action
 
         if not is_interactive():
             raise UserError(
@@ -98,19 +101,27 @@ def register(sessions: typer.Typer) -> None:
                 "'hermes sessions search QUERY' instead"
             )
         context = cli_context(ctx)
-        chosen = pick(
+        chosen = pick_action(
             browse_source(context),
             title="Sessions — type to search",
             header=("Title", "Last Active", "Src", "Preview / match"),
+            enter_label="resume",
+            actions={BROWSE_SHOW_KEY: "show"},
         )
-        if not chosen:
+        if chosen is None:
             typer.echo("Nothing chosen.")
+            return
+        session_id, action = chosen
+        if action is None:
+            from .chat_command import ChatOptions, start_chat
+
+            start_chat(context, ChatOptions(resume=session_id))
             return
         parent = ctx.parent
         assert parent is not None and isinstance(parent.command, typer.core.TyperGroup)
         show = parent.command.get_command(parent, "show")
         assert show is not None
-        with show.make_context("show", [chosen[0]], parent=parent) as show_context:
+        with show.make_context("show", [session_id], parent=parent) as show_context:
             show.invoke(show_context)
 
 

@@ -652,6 +652,31 @@ class SessionStore:
             for row in rows:
                 yield message_from_row(row)
 
+    def iter_messages_newest_first(
+        self, session_id: str, *, roles: Sequence[str] | None = None, batch: int = 100
+    ) -> Iterator[Message]:
+        """Stream a session's messages newest first (only those of ``roles`` when given), so
+        a caller that needs the end of a long session (the resume recap) stops early."""
+        sql = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?"
+        params: list[object] = [session_id]
+        if roles is not None:
+            sql += f" AND role IN ({','.join('?' for _ in roles)})"
+            params.extend(roles)
+        cursor = self._connection.execute(sql + " ORDER BY id DESC", params)
+        while rows := cursor.fetchmany(batch):
+            for row in rows:
+                yield message_from_row(row)
+
+    def count_messages(self, session_id: str, *, roles: Sequence[str] | None = None) -> int:
+        """How many messages a session has (of ``roles`` when given)."""
+        sql = "SELECT count(*) FROM messages WHERE session_id = ?"
+        params: list[object] = [session_id]
+        if roles is not None:
+            sql += f" AND role IN ({','.join('?' for _ in roles)})"
+            params.extend(roles)
+        found: int = self._connection.execute(sql, params).fetchone()[0]
+        return found
+
     # ------------------------------------------------------------------ titles
 
     def apply_automatic_title(self, session_id: str, proposal: str) -> str | None:

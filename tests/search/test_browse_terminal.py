@@ -31,13 +31,14 @@ def spawn_browse(corpus: Corpus) -> pexpect.spawn:
     )
 
 
-def test_typing_a_title_word_and_enter_shows_that_session(corpus: Corpus) -> None:
+def test_typing_a_title_word_and_tab_shows_that_session(corpus: Corpus) -> None:
     child = spawn_browse(corpus)
     child.expect("type to search")
     child.send("quarterly")
     child.expect("Quarterly budget spreadsheet")
     child.expect("1 shown")
-    child.send("\r")
+    child.expect("Enter resume · Tab show")
+    child.send("\t")
     child.expect(r"id: (\S+)")
     assert child.match.group(1) == corpus.ids["title_only"]
     child.expect("morning! what shall we do")
@@ -51,7 +52,7 @@ def test_typing_words_from_messages_finds_the_session(corpus: Corpus) -> None:
     child.expect("type to search")
     child.send("JWT refr")  # the last word is taken as a prefix
     child.expect("The JWT refresh token rotation")
-    child.send("\r")
+    child.send("\t")
     child.expect(r"id: (\S+)")
     assert child.match.group(1) == corpus.ids["auth"]
     child.expect(pexpect.EOF)

@@ -70,3 +70,24 @@ def test_previews_are_the_start_of_the_first_user_message(store: Store) -> None:
     silent = store.create_session("cli")
     previews = store.previews([talk.id, silent.id], length=20)
     assert previews == {talk.id: "please fix the bui", silent.id: ""}
+
+
+def test_the_end_of_a_session_reads_newest_first_and_counts_by_role(store: Store) -> None:
+    session = store.create_session("cli")
+    store.append_messages(
+        session.id,
+        [
+            Message("system", "s"),
+            Message("user", "u1"),
+            Message("assistant", "a1"),
+            Message("tool", "t1", tool_call_id="c1", tool_name="terminal"),
+            Message("user", "u2"),
+            Message("assistant", "a2"),
+        ],
+    )
+    newest = store.iter_messages_newest_first(session.id, roles=("user", "assistant"))
+    assert [m.content for m in newest] == ["a2", "u2", "a1", "u1"]
+    assert [m.content for m in store.iter_messages_newest_first(session.id)][:2] == ["a2", "u2"]
+    assert store.count_messages(session.id) == 6
+    assert store.count_messages(session.id, roles=("user",)) == 2
+    assert store.count_messages("20990101_000000_ffffff") == 0

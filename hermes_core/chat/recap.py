@@ -1,0 +1,207 @@
+"""The recap panel shown when a session is resumed (SPEC R3).
+
+:func:`build_recap` is a pure function of the stored messages: user messages (● gold) cut at
+300 characters; per exchange, the assistant's text (◆ green) cut at 200 characters or 3 lines,
+with its tool calls collapsed to ``[3 tool calls: terminal, web_search]``; system messages,
+tool results and reasoning hidden; the last 10 exchanges, the rest counted in
+``... N earlier messages ...`` (N counts the hidden user and assistant messages).
+:func:`recap_panel` draws it with rich, dimmed; :func:`minimal_notice` is the one line of
+``display.resume_display: minimal``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from hermes_hookspecs import Message, Session
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from hermes_core.store.protocol import Store
+
+USER_LIMIT = 300
+ASSISTANT_LIMIT = 200
+ASSISTANT_LINES = 3
+EXCHANGES_SHOWN = 10
+USER_MARK = "●"
+ASSISTANT_MARK = "◆"
+USER_STYLE = "gold1"
+ASSISTANT_STYLE = "green"
+ELLIPSIS = "…"
+
+
+@dataclass(frozen=True, slots=True)
+class RecapLine:
+    """One entry of the panel."""
+
+    role: Literal["user", "assistant"]
+    text: str
+    tool_summary: str = ""
+    """``[3 tool calls: terminal, web_search]`` for an assistant turn that called tools."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recap:
+    """What the panel shows."""
+
+    lines: tuple[RecapLine, ...]
+    earlier_messages: int
+    """User and assistant messages before the shown exchanges."""
+
+
+@dataclass(slots=True)
+class _Exchange:
+    user: Message | None = None
+    assistant: list[Message] = field(default_factory=list)
+
+    @property
+    def message_count(self) -> int:
+        return (1 if self.user is not None else 0) + len(self.assistant)
+
+
+def cut_text(text: str, limit: int, max_lines: int | None = None) -> str:
+    """``text`` (trailing blank space dropped) cut to ``limit`` characters and, when given,
+    ``max_lines`` lines; a cut ends in ``…``."""
+    text = text.strip()
+    cut = False
+    if max_lines is not None:
+        lines = text.splitlines()
+        if len(lines) > max_lines:
+            text = "\n".join(lines[:max_lines]).rstrip()
+            cut = True
+    if len(text) > limit:
+        text = text[:limit].rstrip()
+        cut = True
+    return text + ELLIPSIS if cut else text
+
+
+def tool_summary(messages: Iterable[Message]) -> str:
+    """``[N tool calls: a, b]`` over the tool calls of ``messages`` (names in first-use
+    order, each once); empty when there are none."""
+    names: list[str] = []
+    count = 0
+    for message in messages:
+        for call in message.tool_calls:
+            count += 1
+            if call.name not in names:
+                names.append(call.name)
+    if not count:
+        return ""
+    noun = "tool call" if count == 1 else "tool calls"
+    return f"[{count} {noun}: {', '.join(names)}]"
+
+
+def _exchanges(messages: Iterable[Message]) -> list[_Exchange]:
+    exchanges: list[_Exchange] = []
+    for message in messages:
+        if message.role == "user":
+            exchanges.append(_Exchange(user=message))
+        elif message.role == "assistant":
+            if not exchanges:
+                exchanges.append(_Exchange())
+            exchanges[-1].assistant.append(message)
+        # system and tool messages are hidden, and reasoning is never read
+    return exchanges
+
+
+def build_recap(
+    messages: Iterable[Message], *, exchanges: int = EXCHANGES_SHOWN, earlier: int = 0
+) -> Recap:
+    """The recap of a session's messages (oldest first). ``earlier`` counts user and assistant
+    messages before ``messages`` (a caller that passes only the end of a session)."""
+    every = _exchanges(messages)
+    shown, hidden = every[-exchanges:] if exchanges else [], every[: max(0, len(every) - exchanges)]
+    lines: list[RecapLine] = []
+    for exchange in shown:
+        if exchange.user is not None:
+            lines.append(RecapLine("user", cut_text(exchange.user.content, USER_LIMIT)))
+        if exchange.assistant:
+            said = "\n".join(m.content.strip() for m in exchange.assistant if m.content.strip())
+            lines.append(
+                RecapLine(
+                    "assistant",
+                    cut_text(said, ASSISTANT_LIMIT, ASSISTANT_LINES),
+                    tool_summary(exchange.assistant),
+                )
+            )
+    return Recap(tuple(lines), earlier + sum(exchange.message_count for exchange in hidden))
+
+
+SHOWN_ROLES = ("user", "assistant")
+
+
+def recap_of_session(store: Store, session_id: str) -> Recap:
+    """The recap of a stored session, reading only its end: user and assistant messages newest
+    first until the last :data:`EXCHANGES_SHOWN` exchanges are complete (a 10,000-message
+    session costs a few rows, not 10,000)."""
+    tail: list[Message] = []
+    users = 0
+    for message in store.iter_messages_newest_first(session_id, roles=SHOWN_ROLES):
+        if message.role == "user":
+            if users == EXCHANGES_SHOWN:
+                break
+            users += 1
+        tail.append(message)
+    tail.reverse()
+    earlier = store.count_messages(session_id, roles=SHOWN_ROLES) - len(tail)
+    return build_recap(tail, earlier=earlier)
+
+
+def earlier_line(count: int) -> str:
+    """The indicator of what the panel leaves out."""
+    noun = "message" if count == 1 else "messages"
+    return f"... {count} earlier {noun} ..."
+
+
+def session_label(session: Session) -> str:
+    """How a session is named in notices: its title and id, or its id."""
+    return f"{session.title} ({session.id})" if session.title else session.id
+
+
+def recap_panel(session: Session, recap: Recap) -> RenderableType:
+    """The dimmed rich panel of ``recap``."""
+    from rich.panel import Panel
+    from rich.text import Text
+
+    body = Text(style="dim")
+    if recap.earlier_messages:
+        body.append(earlier_line(recap.earlier_messages) + "\n", style="italic")
+    for index, line in enumerate(recap.lines):
+        if index:
+            body.append("\n")
+        if line.role == "user":
+            body.append(f"{USER_MARK} ", style=USER_STYLE)
+            body.append(line.text)
+        else:
+            body.append(f"{ASSISTANT_MARK} ", style=ASSISTANT_STYLE)
+            body.append(line.text)
+            if line.tool_summary:
+                body.append((" " if line.text else "") + line.tool_summary, style="italic")
+    if not recap.lines:
+        body.append("(no messages yet)")
+    return Panel(
+        body,
+        title=Text(f"Resumed {session_label(session)}", style="dim"),
+        title_align="left",
+        border_style="dim",
+    )
+
+
+def minimal_notice(session: Session) -> str:
+    """The one line shown instead of the panel with ``display.resume_display: minimal``."""
+    count = session.message_count
+    noun = "message" if count == 1 else "messages"
+    return f"↻ Resumed {session_label(session)} — {count} {noun}"
+
+
+def render_plain(recap: Recap) -> Sequence[str]:
+    """The panel's text without styling or frame (one string per entry), for logs and tests."""
+    lines = [earlier_line(recap.earlier_messages)] if recap.earlier_messages else []
+    for line in recap.lines:
+        mark = USER_MARK if line.role == "user" else ASSISTANT_MARK
+        text = " ".join(part for part in (line.text, line.tool_summary) if part)
+        lines.append(f"{mark} {text}")
+    return lines

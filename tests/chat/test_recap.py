@@ -1,0 +1,153 @@
+"""The resume recap (SPEC R3): what is shown, how it is cut, and how it is drawn."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from hermes_hookspecs import Message, Session, ToolCall
+from rich.console import Console
+
+from hermes_core.chat.recap import (
+    build_recap,
+    cut_text,
+    minimal_notice,
+    recap_panel,
+    render_plain,
+    tool_summary,
+)
+
+
+def user(text: str) -> Message:
+    return Message("user", text)
+
+
+def assistant(text: str, *calls: str) -> Message:
+    return Message(
+        "assistant", text, tool_calls=tuple(ToolCall(n, "{}", f"c{i}") for i, n in enumerate(calls))
+    )
+
+
+def test_user_messages_are_cut_at_300_characters() -> None:
+    recap = build_recap([user("u" * 301), assistant("ok")])
+    assert recap.lines[0].text == "u" * 300 + "…"
+    assert build_recap([user("u" * 300)]).lines[0].text == "u" * 300
+
+
+def test_assistant_messages_are_cut_at_200_characters_or_3_lines() -> None:
+    long = build_recap([user("q"), assistant("a" * 250)]).lines[1].text
+    assert long == "a" * 200 + "…"
+    lines = build_recap([user("q"), assistant("one\ntwo\nthree\nfour\nfive")]).lines[1].text
+    assert lines == "one\ntwo\nthree…"
+    exact = build_recap([user("q"), assistant("one\ntwo\nthree")]).lines[1].text
+    assert exact == "one\ntwo\nthree"
+
+
+def test_tool_calls_collapse_to_a_count_with_their_names() -> None:
+    messages = [
+        user("look it up"),
+        assistant("", "terminal", "web_search"),
+        Message("tool", "file list…", tool_call_id="c0", tool_name="terminal"),
+        Message("tool", "results…", tool_call_id="c1", tool_name="web_search"),
+        assistant("", "terminal"),
+        Message("tool", "more…", tool_call_id="c0", tool_name="terminal"),
+        assistant("Found it."),
+    ]
+    recap = build_recap(messages)
+    assert [line.role for line in recap.lines] == ["user", "assistant"]
+    assert recap.lines[1].text == "Found it."
+    assert recap.lines[1].tool_summary == "[3 tool calls: terminal, web_search]"
+    assert render_plain(recap) == [
+        "● look it up",
+        "◆ Found it. [3 tool calls: terminal, web_search]",
+    ]
+    assert tool_summary([assistant("", "session_search")]) == "[1 tool call: session_search]"
+
+
+def test_system_messages_tool_results_and_reasoning_are_hidden() -> None:
+    messages = [
+        Message("system", "You are Hermes. SECRET-SYSTEM"),
+        user("hi"),
+        Message("assistant", "hello", reasoning="SECRET-REASONING"),
+        Message("tool", "SECRET-TOOL-OUTPUT", tool_call_id="x", tool_name="terminal"),
+    ]
+    shown = "\n".join(render_plain(build_recap(messages)))
+    assert "SECRET" not in shown
+    assert shown == "● hi\n◆ hello"
+
+
+def test_only_the_last_ten_exchanges_show_with_a_count_of_the_rest() -> None:
+    messages: list[Message] = []
+    for number in range(1, 13):
+        messages += [user(f"question {number}"), assistant(f"answer {number}")]
+    messages.insert(0, Message("system", "prompt"))  # hidden, and not counted
+    recap = build_recap(messages)
+    assert recap.earlier_messages == 4
+    plain = render_plain(recap)
+    assert plain[0] == "... 4 earlier messages ..."
+    assert plain[1] == "● question 3" and plain[-1] == "◆ answer 12"
+    assert len(plain) == 21
+
+
+def test_an_answer_before_any_user_message_still_shows() -> None:
+    recap = build_recap([assistant("Welcome back."), user("thanks")])
+    assert render_plain(recap) == ["◆ Welcome back.", "● thanks"]
+
+
+def test_cut_text_strips_trailing_space_before_cutting() -> None:
+    assert cut_text("  padded  \n\n", 300) == "padded"
+
+
+def draw(renderable: object) -> tuple[str, str]:
+    plain_out, styled_out = io.StringIO(), io.StringIO()
+    Console(file=plain_out, width=100, color_system=None).print(renderable)
+    Console(file=styled_out, width=100, color_system="truecolor", force_terminal=True).print(
+        renderable
+    )
+    return plain_out.getvalue(), styled_out.getvalue()
+
+
+def test_the_panel_is_dimmed_with_gold_user_and_green_assistant_marks() -> None:
+    session = Session(id="20260101_101010_abcdef", source="cli", started_at=0.0, title="auth work")
+    plain, styled = draw(recap_panel(session, build_recap([user("hi"), assistant("hello")])))
+    assert "Resumed auth work (20260101_101010_abcdef)" in plain
+    assert "● hi" in plain and "◆ hello" in plain
+    assert "\x1b[2;38;5;220m● " in styled  # dimmed gold1
+    assert "\x1b[2;32m◆ " in styled  # dimmed green
+    assert "\x1b[2mhi" in styled  # the text itself dimmed
+
+
+def test_minimal_mode_is_one_line() -> None:
+    session = Session(id="20260101_101010_abcdef", source="cli", started_at=0.0, message_count=4)
+    line = minimal_notice(session)
+    assert line == "↻ Resumed 20260101_101010_abcdef — 4 messages"
+
+
+def test_the_recap_of_a_stored_session_reads_its_end_and_matches_the_whole(
+    tmp_path: Path,
+) -> None:
+    from hermes_core.chat.recap import recap_of_session
+    from hermes_core.store import SessionStore
+
+    with SessionStore.open(tmp_path) as store:
+        for exchanges in (0, 3, 10, 11, 25):
+            session = store.create_session("cli")
+            messages: list[Message] = [Message("assistant", "greeting before anyone spoke")]
+            for number in range(exchanges):
+                messages += [
+                    Message("system", "ignored"),
+                    user(f"question {number}"),
+                    assistant("", "terminal"),
+                    Message("tool", "output", tool_call_id="c0", tool_name="terminal"),
+                    assistant(f"answer {number}"),
+                ]
+            store.append_messages(session.id, messages)
+            assert recap_of_session(store, session.id) == build_recap(messages), exchanges
+            newest = list(store.iter_messages_newest_first(session.id, roles=("user",)))
+            assert [m.content for m in newest] == [
+                f"question {n}" for n in reversed(range(exchanges))
+            ]
+            assert store.count_messages(session.id) == len(messages)
+            assert store.count_messages(session.id, roles=("user", "assistant")) == (
+                1 + 3 * exchanges
+            )
