@@ -11,6 +11,7 @@ from . import (
     demo_command,
     export_commands,
     import_commands,
+    insights_command,
     lifecycle_commands,
     maintenance_commands,
     plugins_command,
@@ -81,6 +82,7 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
     export_commands.register(sessions)
     import_commands.register(sessions)
     app.add_typer(sessions, name="sessions")
+    insights_command.register(app)
     plugins_command.register(app)
     demo_command.register(app)
     if with_plugin_commands and host is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-CORE_COMMANDS = {"sessions", "plugins", "demo"}
+CORE_COMMANDS = {"sessions", "insights", "plugins", "demo"}
 """Commands of the core itself: they load plugins only if they need them."""
 
 

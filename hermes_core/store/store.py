@@ -38,6 +38,7 @@ from .schema import migrate
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
 
+    from .insights import InsightRows
     from .maintenance import StoreStats
 
 STATE_DB_NAME = "state.db"
@@ -383,6 +384,16 @@ class SessionStore:
             f"SELECT count(*) FROM sessions s WHERE {where}", params
         ).fetchone()[0]
         return count
+
+    def insight_rows(self, selection: SessionFilter | None = None) -> InsightRows:
+        """The aggregates ``hermes insights`` reports over the sessions matching ``selection``:
+        usage per (source, model), session starts per 15 minutes, tool results per tool."""
+        from hermes_core.selection.filters import SessionFilter, build_where
+
+        from .insights import insight_rows
+
+        where, params = build_where(selection or SessionFilter())
+        return insight_rows(self._connection, where, params)
 
     def _query_sessions(
         self,

@@ -1,0 +1,33 @@
+"""``hermes insights``: token use, cost, tools and activity over a selection of sessions.
+
+The store computes the aggregates (``hermes_core.store.insights``); this package turns them into
+a report (:mod:`.report`, priced by :mod:`.pricing`) and renders it for the terminal
+(:mod:`.terminal`), as JSON (:mod:`.json_report`) or as one HTML page (:mod:`.html_page`).
+"""
+
+from __future__ import annotations
+
+from .pricing import ModelPrice, PriceTable
+from .report import (
+    Activity,
+    Cost,
+    InsightsReport,
+    ModelUsage,
+    SourceUsage,
+    ToolUsage,
+    Usage,
+    build_report,
+)
+
+__all__ = [
+    "Activity",
+    "Cost",
+    "InsightsReport",
+    "ModelPrice",
+    "ModelUsage",
+    "PriceTable",
+    "SourceUsage",
+    "ToolUsage",
+    "Usage",
+    "build_report",
+]

@@ -1,0 +1,197 @@
+"""``hermes insights`` in the terminal: an overview, then tables with bar charts (rich).
+
+Every name that comes from the store (sources, models, tools) is shown as plain text, never as
+rich markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .report import WEEKDAYS, Activity, Cost, InsightsReport
+
+BAR_WIDTH = 24
+RECENT_DAYS = 14
+"""How many of the latest active days the terminal lists (``--json``/``--html`` have all)."""
+_EIGHTHS = " ▏▎▍▌▋▊▉"
+
+
+def bar(value: float, maximum: float, width: int = BAR_WIDTH) -> str:
+    """A horizontal bar of ``value`` out of ``maximum`` in ``width`` cells (eighths of a cell
+    resolution); a non-zero value always shows at least a sliver."""
+    if maximum <= 0 or value <= 0:
+        return ""
+    eighths = max(1, round(value / maximum * width * 8))
+    full, rest = divmod(min(eighths, width * 8), 8)
+    return "█" * full + (_EIGHTHS[rest] if rest else "")
+
+
+def usd(value: float) -> str:
+    """``$12.34``; amounts under a cent keep four decimals (``$0.0042``)."""
+    if value == 0:
+        return "$0.00"
+    return f"${value:,.2f}" if abs(value) >= 0.01 else f"${value:.4f}"
+
+
+def share(part: int, whole: int) -> str:
+    """``25.0 %``; ``—`` when there is no whole."""
+    return f"{part / whole * 100:.1f} %" if whole else "—"
+
+
+def filters_text(filters: dict[str, str] | None) -> str:
+    """``--source cli --newer-than 30d`` (``all sessions`` when none)."""
+    if not filters:
+        return "all sessions"
+    return " ".join(f"--{name.replace('_', '-')} {value}" for name, value in filters.items())
+
+
+def render(report: InsightsReport, console: Console) -> None:
+    """Print the whole report on ``console``."""
+    console.print(_heading(report))
+    if report.empty:
+        console.print("No sessions match: nothing to report.")
+        return
+    console.print(_overview(report))
+    note = _unpriced_note(report)
+    if note:
+        console.print(Text(note, style="yellow"))
+    console.print(_sources(report))
+    console.print(_models(report))
+    if report.tools:
+        console.print(_tools(report))
+    console.print(_activity_table("By weekday", "Day", list(WEEKDAYS), report.by_weekday))
+    console.print(
+        _activity_table(
+            "By hour of day", "Hour", [f"{h:02d}:00" for h in range(24)], report.by_hour
+        )
+    )
+    recent = report.by_day[-RECENT_DAYS:]
+    title = "By day" if len(recent) == len(report.by_day) else f"Latest {len(recent)} active days"
+    console.print(
+        _activity_table(title, "Date", [d.isoformat() for d, _ in recent], [a for _, a in recent])
+    )
+
+
+def _heading(report: InsightsReport) -> Text:
+    heading = Text("Insights", style="bold")
+    heading.append(f" · {report.totals.sessions:,} sessions")
+    if report.first_started_at and report.last_active_at:
+        first = report.first_started_at.strftime("%Y-%m-%d")
+        last = report.last_active_at.strftime("%Y-%m-%d")
+        heading.append(f" · {first} → {last}")
+    heading.append(f" · {filters_text(dict(report.filters))}")
+    return heading
+
+
+def _table(title: str, *columns: str) -> Table:
+    table = Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD)
+    for index, name in enumerate(columns):
+        if name == "":  # the bar chart: never squeezed into an ellipsis
+            table.add_column(name, min_width=BAR_WIDTH, no_wrap=True, overflow="crop")
+        else:
+            table.add_column(name, justify="left" if index == 0 else "right")
+    return table
+
+
+def _cost_cell(cost: Cost) -> str:
+    if cost.total_usd == 0 and cost.unpriced_sessions:
+        return "?"
+    mark = "~" if cost.estimated_usd else ""
+    return f"{mark}{usd(cost.total_usd)}" + ("+?" if cost.unpriced_sessions else "")
+
+
+def _overview(report: InsightsReport) -> Table:
+    totals, cost = report.totals, report.totals.cost
+    table = Table(show_header=False, box=None, padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row("Sessions", f"{totals.sessions:,}")
+    table.add_row("Messages", f"{totals.messages:,}")
+    table.add_row("Input tokens", f"{totals.input_tokens:,}")
+    table.add_row("Output tokens", f"{totals.output_tokens:,}")
+    table.add_row(
+        "Tool calls",
+        f"{totals.tool_calls:,} asked · {report.tool_results:,} results, "
+        f"{report.tool_failures:,} failed ({share(report.tool_failures, report.tool_results)})",
+    )
+    table.add_row(
+        "Cost",
+        f"{usd(cost.total_usd)}  (actual {usd(cost.actual_usd)} over {cost.actual_sessions:,} "
+        f"sessions, estimated {usd(cost.estimated_usd)} over "
+        f"{cost.stored_estimate_sessions + cost.price_estimate_sessions:,})",
+    )
+    return table
+
+
+def _unpriced_note(report: InsightsReport) -> str | None:
+    unpriced = report.totals.cost.unpriced_sessions
+    if not unpriced:
+        return None
+    models = ", ".join(model or "(no model)" for model in report.unpriced_models)
+    return (
+        f"{unpriced:,} session(s) recorded tokens but no cost, and insights.prices in "
+        f"config.yaml has no price for their model ({models}): their cost is not counted."
+    )
+
+
+def _sources(report: InsightsReport) -> Table:
+    table = _table("By source", "Source", "Sessions", "Messages", "Tokens", "Cost", "")
+    top = max(s.usage.sessions for s in report.by_source)
+    for entry in report.by_source:
+        u = entry.usage
+        table.add_row(
+            Text(entry.source),
+            f"{u.sessions:,}",
+            f"{u.messages:,}",
+            f"{u.tokens:,}",
+            _cost_cell(u.cost),
+            bar(u.sessions, top),
+        )
+    return table
+
+
+def _models(report: InsightsReport) -> Table:
+    table = _table("By model", "Model", "Sessions", "Input", "Output", "Cost", "")
+    top = max(m.usage.tokens for m in report.by_model)
+    for entry in report.by_model:
+        u = entry.usage
+        table.add_row(
+            Text(entry.model or "(no model)"),
+            f"{u.sessions:,}",
+            f"{u.input_tokens:,}",
+            f"{u.output_tokens:,}",
+            _cost_cell(u.cost),
+            bar(u.tokens, top),
+        )
+    return table
+
+
+def _tools(report: InsightsReport) -> Table:
+    table = _table("Tools", "Tool", "Calls", "Failed", "Failure share", "")
+    top = max(t.calls for t in report.tools)
+    for tool in report.tools:
+        table.add_row(
+            Text(tool.name or "(unnamed)"),
+            f"{tool.calls:,}",
+            f"{tool.failed:,}",
+            share(tool.failed, tool.calls),
+            bar(tool.calls, top),
+        )
+    return table
+
+
+def _activity_table(
+    title: str, label: str, names: Sequence[str], activities: Sequence[Activity]
+) -> Table:
+    table = _table(title, label, "Sessions", "Messages", "")
+    top = max((a.sessions for a in activities), default=0)
+    for name, activity in zip(names, activities, strict=True):
+        table.add_row(
+            name, f"{activity.sessions:,}", f"{activity.messages:,}", bar(activity.sessions, top)
+        )
+    return table

@@ -1,0 +1,221 @@
+"""Aggregate queries behind ``hermes insights``: usage, cost inputs, activity and tool results
+over a selection of sessions, each one ``GROUP BY`` in SQL (never a walk over messages in Python).
+
+The selection is the F1 condition :func:`hermes_core.selection.filters.build_where` produces over
+``sessions`` aliased ``s``. Session-level figures come from the session counters alone; the tool
+figures read the partial index ``idx_messages_tool_results`` (schema v4), which holds every tool
+result's session, tool name and failure flag, so no message row is read for them.
+
+When a tool result counts as failed is :data:`TOOL_FAILED_SQL` (the generated column
+``messages.tool_failed``); ``docs/cli.md`` documents the rule.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+ACTIVITY_BUCKET_SECONDS = 900
+"""Session starts are counted per 15 minutes of UTC time: every time zone's offset is a
+multiple of 15 minutes, so each bucket falls inside one local hour and one local day."""
+
+_HEAD = "ltrim(substr(content, 1, 300), char(32, 9, 10, 13))"
+"""The start of a message, leading white space removed (only the head is ever copied)."""
+
+TOOL_FAILED_SQL = f"""CASE
+    WHEN role != 'tool' THEN NULL
+    WHEN lower(substr({_HEAD}, 1, 5)) = 'error' AND substr({_HEAD}, 6, 1) NOT GLOB '[A-Za-z]'
+        THEN 1
+    WHEN substr({_HEAD}, 1, 34) = 'Traceback (most recent call last):' THEN 1
+    WHEN substr({_HEAD}, 1, 1) = '{{' AND json_valid(content) THEN
+        CASE
+            WHEN json_type(content, '$.error') NOT IN ('null', 'false')
+                AND json_extract(content, '$.error') NOT IN ('', 0) THEN 1
+            WHEN json_type(content, '$.isError') = 'true' THEN 1
+            WHEN json_type(content, '$.is_error') = 'true' THEN 1
+            ELSE 0
+        END
+    ELSE 0
+END"""
+"""1 when a tool result reports a failure, 0 when not, NULL for other roles.
+
+A tool result failed when its text, leading white space aside, starts with ``error`` in any
+case followed by anything but a letter (``Error: …``, ``error - …``, ``ERROR``, not
+``errors found: 0``), or with ``Traceback (most recent call last):``, or when it is a JSON
+object whose ``error`` is neither null, false, ``""`` nor 0, or whose ``isError`` /
+``is_error`` is true."""
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRow:
+    """Session counters summed over the selected sessions of one (source, model) pair."""
+
+    source: str
+    model: str | None
+    sessions: int
+    messages: int
+    input_tokens: int
+    output_tokens: int
+    tool_calls: int
+    """Tool calls the assistant asked for (the sessions' ``tool_call_count``)."""
+    actual_cost_usd: float
+    actual_cost_sessions: int
+    """Sessions with a stored actual cost (summed in ``actual_cost_usd``)."""
+    stored_estimate_usd: float
+    stored_estimate_sessions: int
+    """Sessions without an actual cost but with a stored estimate."""
+    uncosted_sessions: int
+    """Sessions with neither; their cost can only come from a price table."""
+    uncosted_with_tokens: int
+    """Of those, the ones that recorded any tokens (a session without tokens costs nothing)."""
+    uncosted_input_tokens: int
+    uncosted_output_tokens: int
+    first_started_at: float
+    last_active_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ActivityRow:
+    """Sessions that started within one :data:`ACTIVITY_BUCKET_SECONDS` bucket of UTC time."""
+
+    bucket_start: float
+    """POSIX time at which the bucket starts."""
+    sessions: int
+    messages: int
+    tokens: int
+    """Input plus output tokens."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResultRow:
+    """Tool results of one tool over the selected sessions."""
+
+    name: str | None
+    """The tool's name (from the result, else from the assistant call it answers); None when
+    neither names it."""
+    results: int
+    failed: int
+
+
+@dataclass(frozen=True, slots=True)
+class InsightRows:
+    """Everything ``hermes insights`` reads from the store for one selection."""
+
+    usage: list[UsageRow]
+    activity: list[ActivityRow]
+    tools: list[ToolResultRow]
+
+
+def usage_rows(
+    connection: sqlite3.Connection, where: str, params: Sequence[object]
+) -> list[UsageRow]:
+    """Session counters per (source, model) over the sessions matching ``where``."""
+    rows = connection.execute(
+        "SELECT s.source, s.model, count(*), sum(s.message_count), sum(s.input_tokens), "
+        "sum(s.output_tokens), sum(s.tool_call_count), "
+        "coalesce(sum(s.cost_actual_usd), 0), count(s.cost_actual_usd), "
+        "coalesce(sum(CASE WHEN s.cost_actual_usd IS NULL THEN s.cost_estimated_usd END), 0), "
+        "count(CASE WHEN s.cost_actual_usd IS NULL THEN s.cost_estimated_usd END), "
+        "sum(s.cost_actual_usd IS NULL AND s.cost_estimated_usd IS NULL), "
+        "sum(s.cost_actual_usd IS NULL AND s.cost_estimated_usd IS NULL "
+        "    AND s.input_tokens + s.output_tokens > 0), "
+        "sum(CASE WHEN s.cost_actual_usd IS NULL AND s.cost_estimated_usd IS NULL "
+        "    THEN s.input_tokens ELSE 0 END), "
+        "sum(CASE WHEN s.cost_actual_usd IS NULL AND s.cost_estimated_usd IS NULL "
+        "    THEN s.output_tokens ELSE 0 END), "
+        "min(s.started_at), max(s.last_active_at) "
+        f"FROM sessions s WHERE {where} GROUP BY s.source, s.model ORDER BY s.source, s.model",
+        list(params),
+    )
+    return [
+        UsageRow(
+            source=row[0],
+            model=row[1],
+            sessions=row[2],
+            messages=row[3],
+            input_tokens=row[4],
+            output_tokens=row[5],
+            tool_calls=row[6],
+            actual_cost_usd=float(row[7]),
+            actual_cost_sessions=row[8],
+            stored_estimate_usd=float(row[9]),
+            stored_estimate_sessions=row[10],
+            uncosted_sessions=row[11],
+            uncosted_with_tokens=row[12],
+            uncosted_input_tokens=row[13],
+            uncosted_output_tokens=row[14],
+            first_started_at=row[15],
+            last_active_at=row[16],
+        )
+        for row in rows
+    ]
+
+
+def activity_rows(
+    connection: sqlite3.Connection, where: str, params: Sequence[object]
+) -> list[ActivityRow]:
+    """Session starts per :data:`ACTIVITY_BUCKET_SECONDS` of UTC time, oldest first."""
+    size = ACTIVITY_BUCKET_SECONDS
+    rows = connection.execute(
+        f"SELECT CAST(s.started_at / {size} AS INTEGER) AS bucket, count(*), "
+        "sum(s.message_count), sum(s.input_tokens + s.output_tokens) "
+        f"FROM sessions s WHERE {where} GROUP BY bucket ORDER BY bucket",
+        list(params),
+    )
+    return [ActivityRow(float(row[0] * size), row[1], row[2], row[3]) for row in rows]
+
+
+def tool_result_rows(
+    connection: sqlite3.Connection, where: str, params: Sequence[object]
+) -> list[ToolResultRow]:
+    """Tool results and failures per tool over the sessions matching ``where``.
+
+    Named results are counted from the covering index alone. A result stored without a tool
+    name (rare) takes the name of the assistant tool call it answers (same session, same call
+    id); those are looked up in a second query that reads only their rows.
+    """
+    counts: dict[str | None, list[int]] = {}
+    named = connection.execute(
+        "SELECT m.tool_name, count(*), sum(m.tool_failed) "
+        "FROM messages m JOIN sessions s ON s.id = m.session_id "
+        f"WHERE m.role = 'tool' AND m.tool_name IS NOT NULL AND {where} GROUP BY m.tool_name",
+        list(params),
+    )
+    for name, results, failed in named:
+        counts[name] = [results, failed]
+    unnamed = connection.execute(
+        "SELECT (SELECT json_extract(call.value, '$.name') "
+        "        FROM messages a, json_each(a.tool_calls) AS call "
+        "        WHERE a.session_id = m.session_id AND a.id < m.id "
+        "          AND a.tool_calls IS NOT NULL "
+        "          AND json_extract(call.value, '$.id') = m.tool_call_id "
+        "        ORDER BY a.id DESC LIMIT 1) AS name, count(*), sum(m.tool_failed) "
+        "FROM messages m JOIN sessions s ON s.id = m.session_id "
+        f"WHERE m.role = 'tool' AND m.tool_name IS NULL AND {where} GROUP BY name",
+        list(params),
+    )
+    for name, results, failed in unnamed:
+        found = counts.setdefault(name if isinstance(name, str) and name else None, [0, 0])
+        found[0] += results
+        found[1] += failed
+    return [ToolResultRow(name, results, failed) for name, (results, failed) in counts.items()]
+
+
+def insight_rows(
+    connection: sqlite3.Connection, where: str, params: Sequence[object]
+) -> InsightRows:
+    """Usage, activity and tool rows for one selection, read in one snapshot."""
+    in_transaction = connection.in_transaction
+    if not in_transaction:
+        # One read transaction: the three queries see the same store even while others write.
+        connection.execute("BEGIN")
+    try:
+        return InsightRows(
+            usage=usage_rows(connection, where, params),
+            activity=activity_rows(connection, where, params),
+            tools=tool_result_rows(connection, where, params),
+        )
+    finally:
+        if not in_transaction:
+            connection.execute("COMMIT")
