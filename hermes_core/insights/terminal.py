@@ -51,7 +51,7 @@ def filters_text(filters: dict[str, str] | None) -> str:
 
 
 def render(report: InsightsReport, console: Console) -> None:
-    """Print the whole report on ``console``."""
+    """Print the whole report on ``console``; bars take the width the figures leave."""
     console.print(_heading(report))
     if report.empty:
         console.print("No sessions match: nothing to report.")
@@ -60,21 +60,18 @@ def render(report: InsightsReport, console: Console) -> None:
     note = _unpriced_note(report)
     if note:
         console.print(Text(note, style="yellow"))
-    console.print(_sources(report))
-    console.print(_models(report))
+    width = console.width
+    console.print(_sources(report, width))
+    console.print(_models(report, width))
     if report.tools:
-        console.print(_tools(report))
-    console.print(_activity_table("By weekday", "Day", list(WEEKDAYS), report.by_weekday))
-    console.print(
-        _activity_table(
-            "By hour of day", "Hour", [f"{h:02d}:00" for h in range(24)], report.by_hour
-        )
-    )
+        console.print(_tools(report, width))
+    console.print(_activity_table("By weekday", "Day", WEEKDAYS, report.by_weekday, width))
+    hours = [f"{h:02d}:00" for h in range(24)]
+    console.print(_activity_table("By hour of day", "Hour", hours, report.by_hour, width))
     recent = report.by_day[-RECENT_DAYS:]
     title = "By day" if len(recent) == len(report.by_day) else f"Latest {len(recent)} active days"
-    console.print(
-        _activity_table(title, "Date", [d.isoformat() for d, _ in recent], [a for _, a in recent])
-    )
+    days = [d.isoformat() for d, _ in recent]
+    console.print(_activity_table(title, "Date", days, [a for _, a in recent], width))
 
 
 def _heading(report: InsightsReport) -> Text:
@@ -88,13 +85,28 @@ def _heading(report: InsightsReport) -> Text:
     return heading
 
 
-def _table(title: str, *columns: str) -> Table:
+def _chart_table(
+    title: str,
+    headings: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    values: Sequence[float],
+    width: int,
+) -> Table:
+    """A table of ``rows`` (first column a name, the others figures) with a bar per row for
+    ``values``. Figures never wrap; the bars get what is left of ``width``, at most
+    :data:`BAR_WIDTH` cells, and the name column folds when even that is not enough."""
     table = Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD)
-    for index, name in enumerate(columns):
-        if name == "":  # the bar chart: never squeezed into an ellipsis
-            table.add_column(name, min_width=BAR_WIDTH, no_wrap=True, overflow="crop")
-        else:
-            table.add_column(name, justify="left" if index == 0 else "right")
+    table.add_column(headings[0], overflow="fold")
+    for heading in headings[1:]:
+        table.add_column(heading, justify="right", no_wrap=True)
+    table.add_column("", no_wrap=True, overflow="crop")
+    used = sum(
+        max(len(headings[i]), *(len(row[i]) for row in rows)) + 3 for i in range(len(headings))
+    )
+    cells = max(6, min(BAR_WIDTH, width - used - 4))
+    top = max(values, default=0)
+    for row, value in zip(rows, values, strict=True):
+        table.add_row(Text(row[0]), *row[1:], bar(value, top, cells))
     return table
 
 
@@ -139,59 +151,53 @@ def _unpriced_note(report: InsightsReport) -> str | None:
     )
 
 
-def _sources(report: InsightsReport) -> Table:
-    table = _table("By source", "Source", "Sessions", "Messages", "Tokens", "Cost", "")
-    top = max(s.usage.sessions for s in report.by_source)
-    for entry in report.by_source:
-        u = entry.usage
-        table.add_row(
-            Text(entry.source),
-            f"{u.sessions:,}",
-            f"{u.messages:,}",
-            f"{u.tokens:,}",
-            _cost_cell(u.cost),
-            bar(u.sessions, top),
-        )
-    return table
+def _sources(report: InsightsReport, width: int) -> Table:
+    rows = [
+        [
+            s.source,
+            f"{s.usage.sessions:,}",
+            f"{s.usage.messages:,}",
+            f"{s.usage.tokens:,}",
+            _cost_cell(s.usage.cost),
+        ]
+        for s in report.by_source
+    ]
+    headings = ["Source", "Sessions", "Messages", "Tokens", "Cost"]
+    values = [s.usage.sessions for s in report.by_source]
+    return _chart_table("By source", headings, rows, values, width)
 
 
-def _models(report: InsightsReport) -> Table:
-    table = _table("By model", "Model", "Sessions", "Input", "Output", "Cost", "")
-    top = max(m.usage.tokens for m in report.by_model)
-    for entry in report.by_model:
-        u = entry.usage
-        table.add_row(
-            Text(entry.model or "(no model)"),
-            f"{u.sessions:,}",
-            f"{u.input_tokens:,}",
-            f"{u.output_tokens:,}",
-            _cost_cell(u.cost),
-            bar(u.tokens, top),
-        )
-    return table
+def _models(report: InsightsReport, width: int) -> Table:
+    rows = [
+        [
+            m.model or "(no model)",
+            f"{m.usage.sessions:,}",
+            f"{m.usage.input_tokens:,}",
+            f"{m.usage.output_tokens:,}",
+            _cost_cell(m.usage.cost),
+        ]
+        for m in report.by_model
+    ]
+    headings = ["Model", "Sessions", "Input", "Output", "Cost"]
+    values = [m.usage.tokens for m in report.by_model]
+    return _chart_table("By model", headings, rows, values, width)
 
 
-def _tools(report: InsightsReport) -> Table:
-    table = _table("Tools", "Tool", "Calls", "Failed", "Failure share", "")
-    top = max(t.calls for t in report.tools)
-    for tool in report.tools:
-        table.add_row(
-            Text(tool.name or "(unnamed)"),
-            f"{tool.calls:,}",
-            f"{tool.failed:,}",
-            share(tool.failed, tool.calls),
-            bar(tool.calls, top),
-        )
-    return table
+def _tools(report: InsightsReport, width: int) -> Table:
+    rows = [
+        [t.name or "(unnamed)", f"{t.calls:,}", f"{t.failed:,}", share(t.failed, t.calls)]
+        for t in report.tools
+    ]
+    headings = ["Tool", "Calls", "Failed", "Failure share"]
+    return _chart_table("Tools", headings, rows, [t.calls for t in report.tools], width)
 
 
 def _activity_table(
-    title: str, label: str, names: Sequence[str], activities: Sequence[Activity]
+    title: str, label: str, names: Sequence[str], activities: Sequence[Activity], width: int
 ) -> Table:
-    table = _table(title, label, "Sessions", "Messages", "")
-    top = max((a.sessions for a in activities), default=0)
-    for name, activity in zip(names, activities, strict=True):
-        table.add_row(
-            name, f"{activity.sessions:,}", f"{activity.messages:,}", bar(activity.sessions, top)
-        )
-    return table
+    rows = [
+        [name, f"{a.sessions:,}", f"{a.messages:,}"]
+        for name, a in zip(names, activities, strict=True)
+    ]
+    values = [a.sessions for a in activities]
+    return _chart_table(title, [label, "Sessions", "Messages"], rows, values, width)
