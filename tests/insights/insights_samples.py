@@ -66,7 +66,9 @@ def build_sample(home: Path) -> Sample:
                         ToolCall(name="read_file", arguments='{"path": "p.py"}', id="c2"),
                     ),
                 ),
-                Message(role="tool", content="p.py\ntests/", tool_name="terminal", tool_call_id="c1"),
+                Message(
+                    role="tool", content="p.py\ntests/", tool_name="terminal", tool_call_id="c1"
+                ),
                 Message(
                     role="tool",
                     content="Error: no such file p.py",

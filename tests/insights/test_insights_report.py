@@ -126,7 +126,13 @@ def test_activity_follows_the_time_zone_at_quarter_hours(sample: Sample) -> None
     report = report_of(sample, zone=india)
     # A 14:40 Mon 6th, B 03:10 Tue 7th, C 02:35 Thu 9th, D 15:30 Wed 8th, E 05:29 Fri 10th.
     days = {day.isoformat(): a.sessions for day, a in report.by_day}
-    assert days == {"2026-07-06": 1, "2026-07-07": 1, "2026-07-08": 1, "2026-07-09": 1, "2026-07-10": 1}
+    assert days == {
+        "2026-07-06": 1,
+        "2026-07-07": 1,
+        "2026-07-08": 1,
+        "2026-07-09": 1,
+        "2026-07-10": 1,
+    }
     hours = {hour: a.sessions for hour, a in enumerate(report.by_hour) if a.sessions}
     assert hours == {14: 1, 3: 1, 2: 1, 15: 1, 5: 1}
     assert [a.sessions for a in report.by_weekday] == [1, 1, 1, 1, 1, 0, 0]
