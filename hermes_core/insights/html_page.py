@@ -27,6 +27,7 @@ body { margin: 0; font: 15px/1.45 system-ui, sans-serif; color: var(--fg); backg
 main { max-width: 980px; margin: 0 auto; padding: 24px 20px 48px; }
 h1 { margin: 0 0 4px; font-size: 26px; }
 h2 { margin: 32px 0 10px; font-size: 19px; }
+h3 { margin: 16px 0 0; font-size: 14px; font-weight: 600; color: var(--muted); }
 .muted { color: var(--muted); }
 .warn { color: var(--warn); }
 .cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(170px, 1fr)); gap: 12px;
@@ -74,7 +75,9 @@ def render_page(report: InsightsReport, *, nonce: str | None = None) -> str:
         note = _unpriced_note(report)
         if note:
             body.append(f'<p class="warn" id="unpriced">{escape(note)}</p>')
-        body.extend([_activity(report), _tools(report), _sources(report), _models(report)])
+        body.extend(
+            [_activity(report), _tools(report), _sources(report), _models(report), _largest(report)]
+        )
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">\n'
@@ -189,8 +192,11 @@ def _activity(report: InsightsReport) -> str:
     return (
         '<section id="activity"><h2>Activity</h2>'
         '<p class="muted">Each session counts when it started, with its messages.</p>'
-        + columns("Sessions started per day", day_bars, every_label=max(1, len(day_bars) // 14))
+        + "<h3>Sessions started per day</h3>"
+        + columns("Sessions started per day", day_bars)
+        + "<h3>Sessions started per hour of day</h3>"
         + columns("Sessions started per hour of day", hour_bars)
+        + "<h3>Sessions started per weekday</h3>"
         + horizontal_bars("Sessions started per weekday", weekday_bars)
         + _table(
             ["Date", "Sessions", "Messages", "Tokens"],
@@ -213,7 +219,9 @@ def _tools(report: InsightsReport) -> str:
     ]
     return (
         '<section id="tools"><h2>Tools</h2>'
+        + "<h3>Calls per tool</h3>"
         + horizontal_bars("Calls per tool", calls)
+        + "<h3>Failure share per tool</h3>"
         + horizontal_bars("Failure share per tool", failures, css_class="fail")
         + _table(
             ["Tool", "Calls", "Failed", "Failure share"],
@@ -265,5 +273,28 @@ def _models(report: InsightsReport) -> str:
         '<section id="models"><h2>By model</h2>'
         + horizontal_bars("Tokens per model", bars)
         + _table(["Model", "Sessions", "Input", "Output", "Cost"], rows, "model-table")
+        + "</section>"
+    )
+
+
+def _largest(report: InsightsReport) -> str:
+    if not report.largest:
+        return ""
+    rows = [
+        [
+            s.title or "(untitled)",
+            s.id,
+            s.source,
+            s.model or "(no model)",
+            f"{s.started_at:%Y-%m-%d %H:%M}",
+            f"{s.input_tokens + s.output_tokens:,}",
+            "?" if s.cost_usd is None else usd(s.cost_usd),
+        ]
+        for s in report.largest
+    ]
+    headings = ["Title", "ID", "Source", "Model", "Started", "Tokens", "Cost"]
+    return (
+        '<section id="largest"><h2>Largest sessions</h2>'
+        + _table(headings, rows, "largest-table")
         + "</section>"
     )

@@ -58,6 +58,21 @@ def report_as_json(report: InsightsReport) -> dict[str, Any]:
             ],
             "by_hour": [{"hour": hour, **_activity(a)} for hour, a in enumerate(report.by_hour)],
         },
+        "largest_sessions": [
+            {
+                "id": s.id,
+                "title": s.title,
+                "source": s.source,
+                "model": s.model,
+                "started_at": _iso(s.started_at),
+                "messages": s.messages,
+                "input_tokens": s.input_tokens,
+                "output_tokens": s.output_tokens,
+                "cost_usd": None if s.cost_usd is None else _usd(s.cost_usd),
+                "cost_source": s.cost_source,
+            }
+            for s in report.largest
+        ],
         "unpriced": {
             "sessions": report.totals.cost.unpriced_sessions,
             "models": report.unpriced_models,

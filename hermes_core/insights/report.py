@@ -15,7 +15,13 @@ import datetime as _dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from hermes_core.store.insights import ActivityRow, InsightRows, ToolResultRow, UsageRow
+from hermes_core.store.insights import (
+    ActivityRow,
+    InsightRows,
+    SessionUsageRow,
+    ToolResultRow,
+    UsageRow,
+)
 
 from .pricing import ModelPrice, PriceTable
 
@@ -122,6 +128,24 @@ class ToolUsage:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionCost:
+    """One of the largest sessions: its usage and what it cost."""
+
+    id: str
+    title: str | None
+    source: str
+    model: str | None
+    started_at: _dt.datetime
+    messages: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    """None: the session stored no cost and its model has no price."""
+    cost_source: str | None
+    """``actual``, ``stored_estimate``, ``price_table`` or None (no cost known)."""
+
+
+@dataclass(frozen=True, slots=True)
 class Activity:
     """Sessions started in a period, with their messages and tokens."""
 
@@ -155,6 +179,8 @@ class InsightsReport:
     """Seven entries, Monday first."""
     by_hour: list[Activity]
     """Twenty-four entries, hour 0 first."""
+    largest: list[SessionCost] = field(default_factory=list)
+    """The sessions with the most tokens (at most ten), most first."""
     price_table_models: int = 0
     """How many models the price table has."""
 
@@ -219,6 +245,7 @@ def build_report(
         by_day=days,
         by_weekday=weekdays,
         by_hour=hours,
+        largest=[_session_cost(row, prices, zone) for row in rows.largest],
         price_table_models=len(prices),
     )
 
@@ -240,6 +267,32 @@ def _usage(row: UsageRow, price: ModelPrice | None) -> Usage:
     )
     return Usage(
         row.sessions, row.messages, row.input_tokens, row.output_tokens, row.tool_calls, cost
+    )
+
+
+def _session_cost(row: SessionUsageRow, prices: PriceTable, zone: _dt.tzinfo | None) -> SessionCost:
+    cost: float | None
+    if row.cost_actual_usd is not None:
+        cost, source = row.cost_actual_usd, "actual"
+    elif row.cost_estimated_usd is not None:
+        cost, source = row.cost_estimated_usd, "stored_estimate"
+    else:
+        price = prices.price_for(row.model)
+        if price is None:
+            cost, source = None, None
+        else:
+            cost, source = price.estimate(row.input_tokens, row.output_tokens), "price_table"
+    return SessionCost(
+        row.id,
+        row.title,
+        row.source,
+        row.model,
+        _moment(row.started_at, zone),
+        row.messages,
+        row.input_tokens,
+        row.output_tokens,
+        cost,
+        source,
     )
 
 

@@ -4,6 +4,7 @@ no script, no style attribute (the page's policy allows only its nonced style sh
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
@@ -54,10 +55,13 @@ def horizontal_bars(title: str, bars: Sequence[Bar], *, css_class: str = "bar") 
     return "".join(parts)
 
 
-def columns(title: str, bars: Sequence[Bar], *, every_label: int = 1) -> str:
-    """Vertical columns left to right (hours, days); every ``every_label``-th label shown."""
-    column, gap, plot_height, label_height = 22, 4, 160, 44
-    width = max(1, len(bars)) * (column + gap) + gap
+def columns(title: str, bars: Sequence[Bar]) -> str:
+    """Vertical columns left to right (hours, days) across a fixed width: wide columns for few
+    bars (at most 36 units), thin ones for many; labels thinned out so they never overlap."""
+    width, plot_height, label_height = 900, 160, 24
+    slot = width / max(1, len(bars))
+    column = min(36.0, slot * 0.8)
+    every_label = max(1, math.ceil(48 / slot))
     height = plot_height + label_height
     top = max((b.value for b in bars), default=0.0)
     parts = [
@@ -66,7 +70,7 @@ def columns(title: str, bars: Sequence[Bar], *, every_label: int = 1) -> str:
         f'<line class="axis" x1="0" y1="{plot_height}" x2="{width}" y2="{plot_height}"></line>'
     ]
     for index, item in enumerate(bars):
-        x = gap + index * (column + gap)
+        x = index * slot + (slot - column) / 2
         size = (
             0.0 if top <= 0 else max(item.value / top * (plot_height - 8), 1.0 if item.value else 0)
         )
@@ -74,12 +78,12 @@ def columns(title: str, bars: Sequence[Bar], *, every_label: int = 1) -> str:
         label = ""
         if index % every_label == 0:
             label = (
-                f'<text class="tick" x="{x + column / 2:.1f}" y="{plot_height + 14}" '
+                f'<text class="tick" x="{x + column / 2:.1f}" y="{plot_height + 16}" '
                 f'text-anchor="middle">{escape(_cut(item.label))}</text>'
             )
         parts.append(
             f"<g><title>{escape(tooltip)}</title>"
-            f'<rect class="bar" x="{x}" y="{plot_height - size:.1f}" width="{column}" '
+            f'<rect class="bar" x="{x:.1f}" y="{plot_height - size:.1f}" width="{column:.1f}" '
             f'height="{size:.1f}" rx="2"></rect>{label}</g>'
         )
     parts.append("</svg>")

@@ -63,6 +63,8 @@ def render(report: InsightsReport, console: Console) -> None:
     width = console.width
     console.print(_sources(report, width))
     console.print(_models(report, width))
+    if report.largest:
+        console.print(_largest(report, width))
     if report.tools:
         console.print(_tools(report, width))
     console.print(_activity_table("By weekday", "Day", WEEKDAYS, report.by_weekday, width))
@@ -181,6 +183,23 @@ def _models(report: InsightsReport, width: int) -> Table:
     headings = ["Model", "Sessions", "Input", "Output", "Cost"]
     values = [m.usage.tokens for m in report.by_model]
     return _chart_table("By model", headings, rows, values, width)
+
+
+def _largest(report: InsightsReport, width: int) -> Table:
+    rows = [
+        [
+            s.title or "(untitled)",
+            s.id,
+            f"{s.input_tokens + s.output_tokens:,}",
+            "?"
+            if s.cost_usd is None
+            else ("" if s.cost_source == "actual" else "~") + usd(s.cost_usd),
+        ]
+        for s in report.largest
+    ]
+    headings = ["Largest sessions", "ID", "Tokens", "Cost"]
+    values = [s.input_tokens + s.output_tokens for s in report.largest]
+    return _chart_table("By session (most tokens)", headings, rows, values, width)
 
 
 def _tools(report: InsightsReport, width: int) -> Table:

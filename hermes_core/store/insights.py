@@ -99,12 +99,33 @@ class ToolResultRow:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionUsageRow:
+    """One session's usage (the largest sessions of a selection)."""
+
+    id: str
+    title: str | None
+    source: str
+    model: str | None
+    started_at: float
+    messages: int
+    input_tokens: int
+    output_tokens: int
+    cost_actual_usd: float | None
+    cost_estimated_usd: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class InsightRows:
     """Everything ``hermes insights`` reads from the store for one selection."""
 
     usage: list[UsageRow]
     activity: list[ActivityRow]
     tools: list[ToolResultRow]
+    largest: list[SessionUsageRow]
+    """The sessions with the most tokens, most first."""
+
+
+LARGEST_SESSIONS = 10
 
 
 def usage_rows(
@@ -202,6 +223,23 @@ def tool_result_rows(
     return [ToolResultRow(name, results, failed) for name, (results, failed) in counts.items()]
 
 
+def largest_session_rows(
+    connection: sqlite3.Connection,
+    where: str,
+    params: Sequence[object],
+    limit: int = LARGEST_SESSIONS,
+) -> list[SessionUsageRow]:
+    """The ``limit`` sessions matching ``where`` with the most input plus output tokens."""
+    rows = connection.execute(
+        "SELECT s.id, s.title, s.source, s.model, s.started_at, s.message_count, "
+        "s.input_tokens, s.output_tokens, s.cost_actual_usd, s.cost_estimated_usd "
+        f"FROM sessions s WHERE {where} AND s.input_tokens + s.output_tokens > 0 "
+        "ORDER BY s.input_tokens + s.output_tokens DESC, s.id LIMIT ?",
+        [*params, limit],
+    )
+    return [SessionUsageRow(*row) for row in rows]
+
+
 def insight_rows(
     connection: sqlite3.Connection, where: str, params: Sequence[object]
 ) -> InsightRows:
@@ -215,6 +253,7 @@ def insight_rows(
             usage=usage_rows(connection, where, params),
             activity=activity_rows(connection, where, params),
             tools=tool_result_rows(connection, where, params),
+            largest=largest_session_rows(connection, where, params),
         )
     finally:
         if not in_transaction:

@@ -27,6 +27,11 @@ UTC = _dt.UTC
 PRICES_CONFIG = {"gpt-5": {"input_per_mtok": 1.25, "output_per_mtok": 10}}
 PRICES = PriceTable.from_config(PRICES_CONFIG)
 
+HOSTILE_TITLE = "<script>window.__pwned = 1</script>"
+HOSTILE_MODEL = '"><img src=x onerror=alert(1)>'
+HOSTILE_TOOL = "</style><svg onload=alert(2)><a href='https://evil.example/'>x</a>"
+HOSTILE_SOURCE = "<iframe src=//evil.example>"
+
 
 def utc(text: str) -> float:
     """``2026-07-06 09:10`` in UTC as a POSIX time."""
@@ -161,3 +166,17 @@ def build_sample(home: Path) -> Sample:
         store.append_messages(e.id, _messages(start, Message(role="user", content="anyone?")))
         ids["E"] = e.id
     return Sample(home, ids)
+
+
+def hostile_home(tmp_path: Path) -> Path:
+    """A store of one session whose title, source, model and tool name are hostile HTML."""
+    home = tmp_path / "hostile"
+    with SessionStore.open(home) as store:
+        session = store.create_session(
+            HOSTILE_SOURCE, title=HOSTILE_TITLE, model=HOSTILE_MODEL, input_tokens=10
+        )
+        store.append_messages(
+            session.id,
+            [Message(role="tool", content="Error: <b>x</b>", tool_name=HOSTILE_TOOL)],
+        )
+    return home

@@ -184,3 +184,21 @@ def test_prices_match_exact_names_then_the_longest_dashed_prefix() -> None:
     assert table.price_for("GPT-5") is None
     assert table.price_for(None) is None
     assert mini.estimate(2_000_000, 500_000) == pytest.approx(2 * 3 + 0.5 * 4)
+
+
+def test_the_largest_sessions_with_their_cost(sample: Sample) -> None:
+    largest = report_of(sample).largest
+    # E used no tokens and is not listed.
+    assert [s.id for s in largest] == [sample.ids[k] for k in ("B", "A", "D", "C")]
+    assert [(s.cost_source, s.cost_usd) for s in largest] == [
+        ("price_table", pytest.approx(7.5)),
+        ("actual", pytest.approx(3.0)),
+        ("stored_estimate", pytest.approx(0.42)),
+        (None, None),
+    ]
+    assert largest[1].title == "Fix the parser"
+    assert (largest[1].input_tokens, largest[1].output_tokens, largest[1].messages) == (
+        1_000_000,
+        200_000,
+        5,
+    )
