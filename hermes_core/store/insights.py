@@ -192,15 +192,16 @@ def tool_result_rows(
 ) -> list[ToolResultRow]:
     """Tool results and failures per tool over the sessions matching ``where``.
 
-    Named results are counted from the covering index alone. A result stored without a tool
+    The selected sessions' ids drive seeks into the covering index (one range per session),
+    so named results are counted without reading a message row. A result stored without a tool
     name (rare) takes the name of the assistant tool call it answers (same session, same call
     id); those are looked up in a second query that reads only their rows.
     """
     counts: dict[str | None, list[int]] = {}
     named = connection.execute(
-        "SELECT m.tool_name, count(*), sum(m.tool_failed) "
-        "FROM messages m JOIN sessions s ON s.id = m.session_id "
-        f"WHERE m.role = 'tool' AND m.tool_name IS NOT NULL AND {where} GROUP BY m.tool_name",
+        "SELECT m.tool_name, count(*), sum(m.tool_failed) FROM messages m "
+        "WHERE m.role = 'tool' AND m.tool_name IS NOT NULL "
+        f"AND m.session_id IN (SELECT s.id FROM sessions s WHERE {where}) GROUP BY m.tool_name",
         list(params),
     )
     for name, results, failed in named:
@@ -212,8 +213,8 @@ def tool_result_rows(
         "          AND a.tool_calls IS NOT NULL "
         "          AND json_extract(call.value, '$.id') = m.tool_call_id "
         "        ORDER BY a.id DESC LIMIT 1) AS name, count(*), sum(m.tool_failed) "
-        "FROM messages m JOIN sessions s ON s.id = m.session_id "
-        f"WHERE m.role = 'tool' AND m.tool_name IS NULL AND {where} GROUP BY name",
+        "FROM messages m WHERE m.role = 'tool' AND m.tool_name IS NULL "
+        f"AND m.session_id IN (SELECT s.id FROM sessions s WHERE {where}) GROUP BY name",
         list(params),
     )
     for name, results, failed in unnamed:
