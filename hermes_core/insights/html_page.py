@@ -12,9 +12,9 @@ import secrets
 from html import escape
 from pathlib import Path
 
+from .figures import filters_text, share, unpriced_note, usd
 from .report import WEEKDAYS, Cost, InsightsReport
 from .svg import Bar, columns, horizontal_bars
-from .terminal import filters_text, share, usd
 
 _STYLE = """
 :root { color-scheme: light dark; --fg: #1d2430; --muted: #5b6575; --bg: #f7f8fa;
@@ -72,7 +72,7 @@ def render_page(report: InsightsReport, *, nonce: str | None = None) -> str:
         body.append('<p class="muted" id="empty">No sessions match: nothing to report.</p>')
     else:
         body.append(_cards(report))
-        note = _unpriced_note(report)
+        note = unpriced_note(report)
         if note:
             body.append(f'<p class="warn" id="unpriced">{escape(note)}</p>')
         body.extend(
@@ -139,17 +139,6 @@ def _cards(report: InsightsReport) -> str:
             f"({share(report.tool_failures, report.tool_results)})",
         )
         + "</dl>"
-    )
-
-
-def _unpriced_note(report: InsightsReport) -> str | None:
-    unpriced = report.totals.cost.unpriced_sessions
-    if not unpriced:
-        return None
-    models = ", ".join(model or "(no model)" for model in report.unpriced_models)
-    return (
-        f"{unpriced:,} session(s) recorded tokens but no cost, and insights.prices has no price "
-        f"for their model ({models}): their cost is not counted."
     )
 
 

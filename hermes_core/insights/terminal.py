@@ -12,6 +12,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.console import Console
 from rich.text import Text
 
+from .figures import filters_text, share, unpriced_note, usd
 from .report import WEEKDAYS, Activity, Cost, InsightsReport
 
 BAR_WIDTH = 24
@@ -32,25 +33,6 @@ def bar(value: float, maximum: float, width: int = BAR_WIDTH) -> str:
     return "█" * full + (_EIGHTHS[rest] if rest else "")
 
 
-def usd(value: float) -> str:
-    """``$12.34``; amounts under a cent keep four decimals (``$0.0042``)."""
-    if value == 0:
-        return "$0.00"
-    return f"${value:,.2f}" if abs(value) >= 0.01 else f"${value:.4f}"
-
-
-def share(part: int, whole: int) -> str:
-    """``25.0 %``; ``—`` when there is no whole."""
-    return f"{part / whole * 100:.1f} %" if whole else "—"
-
-
-def filters_text(filters: dict[str, str] | None) -> str:
-    """``--source cli --newer-than 30d`` (``all sessions`` when none)."""
-    if not filters:
-        return "all sessions"
-    return " ".join(f"--{name.replace('_', '-')} {value}" for name, value in filters.items())
-
-
 def render(report: InsightsReport, console: Console) -> None:
     """Print the whole report on ``console``; bars take the width the figures leave."""
     console.print(_heading(report))
@@ -58,7 +40,7 @@ def render(report: InsightsReport, console: Console) -> None:
         console.print("No sessions match: nothing to report.")
         return
     console.print(_overview(report))
-    note = _unpriced_note(report)
+    note = unpriced_note(report)
     if note:
         console.print(Text(note, style="yellow"))
     width = console.width
@@ -163,17 +145,6 @@ def _overview(report: InsightsReport) -> Text:
         text.append(f"  {name:<15}", style="bold")
         text.append(value + "\n")
     return text
-
-
-def _unpriced_note(report: InsightsReport) -> str | None:
-    unpriced = report.totals.cost.unpriced_sessions
-    if not unpriced:
-        return None
-    models = ", ".join(model or "(no model)" for model in report.unpriced_models)
-    return (
-        f"{unpriced:,} session(s) recorded tokens but no cost, and insights.prices in "
-        f"config.yaml has no price for their model ({models}): their cost is not counted."
-    )
 
 
 def _sources(report: InsightsReport, width: int) -> Text:
