@@ -12,11 +12,18 @@ from hermes_core.selection.options import bulk_filter_options
 from .context import cli_context
 from .errors import UserError, handle_user_errors
 
+_HELP = (
+    "Token use, cost, tool failures and activity, over every session or the filters.\n\n"
+    "Cost is the stored actual cost, else the stored estimate, else an estimate from "
+    "insights.prices in config.yaml. Activity is by day, weekday and hour; usage is also shown "
+    "by source, by model and for the largest sessions."
+)
+
 
 def register(app: typer.Typer) -> None:
     """Add ``insights`` to the root app."""
 
-    @app.command("insights")
+    @app.command("insights", help=_HELP)
     @handle_user_errors
     @bulk_filter_options
     def insights(
@@ -43,9 +50,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
     ) -> None:
-        """Token use, cost (actual, else estimated from insights.prices), tool calls and their
-        failures, and activity by day and hour, by source and by model — over every session,
-        or those the filters select."""
+        """Report usage over the selected sessions (help text: ``_HELP``)."""
         import json
 
         from hermes_core.insights import PriceTable, build_report
