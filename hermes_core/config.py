@@ -90,8 +90,7 @@ SETTINGS: Mapping[str, Setting] = {
     "insights.prices": Setting(
         {},
         _is_price_table,
-        "a mapping of model names to {input_per_mtok: USD, output_per_mtok: USD}, "
-        "both numbers ≥ 0",
+        "a mapping of model names to {input_per_mtok: USD, output_per_mtok: USD}, both numbers ≥ 0",
     ),
 }
 
