@@ -20,6 +20,7 @@ from hermes_core.lifecycle.lock import acquire
 from hermes_core.lifecycle.prune import plan_prune, run_prune
 from hermes_core.selection.filters import SessionFilter
 from hermes_core.store.connection import open_connection
+from hermes_core.store.lifecycle_queries import SqliteLifecycle
 from hermes_core.store.maintenance import file_bytes, optimize, size_split
 
 
@@ -74,20 +75,21 @@ def run_lifecycle(source_db: Path, scratch: Path, *, with_archive: bool = True) 
             (sessions // 2,),
         ).fetchone()[0]
         older_half = SessionFilter(older_than=median)
+        lifecycle = SqliteLifecycle(connection, db_path)
         after_archive = bytes_before
         if with_archive:
-            plan = plan_archive(connection, archive_selection(older_half))
+            plan = plan_archive(lifecycle, archive_selection(older_half))
             ids = [m.id for m in plan.matches]
-            archive(connection, ids)
+            archive(lifecycle, ids)
             _before, after_archive = optimize(connection, db_path)
-            unarchive(connection, ids)
+            unarchive(lifecycle, ids)
         plan_p = plan_prune(
-            connection, SessionFilter(older_than=median, ended_only=True, include_archived=True)
+            lifecycle, SessionFilter(older_than=median, ended_only=True, include_archived=True)
         )
         started = time.perf_counter()
-        lock = acquire(connection, "bench prune")
+        lock = acquire(lifecycle, "bench prune")
         try:
-            pruned = run_prune(connection, plan_p, lock)
+            pruned = run_prune(lifecycle, plan_p, lock)
         finally:
             lock.release()
         prune_seconds = time.perf_counter() - started

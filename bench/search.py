@@ -47,6 +47,7 @@ from hermes_core.search import session_search
 from hermes_core.search.lineage import lineage_roots
 from hermes_core.search.ranking import CANDIDATES, FULL_RANK_MAX
 from hermes_core.search.typeahead import browse_rows
+from hermes_core.store.search_queries import SqliteSearchIndex
 
 TYPED = (f"session 12 {MEDIUM_TERM}", CJK_TERM, "error handling")
 """What the (context) typeahead figure types into the browse picker, one keystroke at a time."""
@@ -269,7 +270,7 @@ def _full_bm25_top(connection: sqlite3.Connection, query: str) -> list[tuple[str
         "WHERE messages_fts MATCH ? AND m.role IN ('user', 'assistant') ORDER BY score LIMIT 500",
         (query,),
     ).fetchall()
-    roots = lineage_roots(connection, [row[0] for row in rows])
+    roots = lineage_roots(SqliteSearchIndex(connection), [row[0] for row in rows])
     seen: dict[str, tuple[str, float]] = {}
     for session_id, score in rows:
         root = roots.get(session_id, session_id)

@@ -84,6 +84,11 @@ SETTINGS: Mapping[str, Setting] = {
     "thread_sessions_per_user": _boolean(),
     "session_reset.mode": _choice("none", "none", "idle", "daily", "both"),
     "session_reset.idle_minutes": _whole(1440, minimum=1),
+    "store.url": Setting(
+        None,
+        lambda v: v is None or (isinstance(v, str) and bool(v.strip())),
+        "a store URL such as sqlite:///path/to/state.db or postgresql://host/database",
+    ),
     "session_reset.daily_hour": Setting(
         4, lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 23, "an hour 0-23"
     ),

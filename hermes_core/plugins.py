@@ -29,12 +29,17 @@ from hermes_hookspecs import (
     RedactionRule,
     Session,
     SessionSource,
+    StoreBackend,
     hookspecs,
 )
 
 CORE_DISTRIBUTION = "hermes-sessions"
 ENTRY_POINT_GROUP = PROJECT_NAME
-BUILTIN_PLUGINS = ("hermes_core.builtins.sources", "hermes_core.builtins.titles")
+BUILTIN_PLUGINS = (
+    "hermes_core.builtins.sources",
+    "hermes_core.builtins.titles",
+    "hermes_core.builtins.store_sqlite",
+)
 KNOWN_HOOKS = frozenset(name for name in dir(hookspecs) if name.startswith("hermes_"))
 
 # Where a missing component can be had, for a helpful error.
@@ -48,6 +53,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("importer", "claude"): "hermes-import-claude",
     ("importer", "codex"): "hermes-import-codex",
     ("model provider", "openai"): "hermes-model-openai",
+    ("store backend", "postgresql"): "hermes-store-postgres",
 }
 
 T = TypeVar("T")
@@ -212,7 +218,8 @@ class PluginHost:
             plugin_name = implementation.plugin_name
 
             def register(component: Any, _plugin: str = plugin_name) -> None:
-                component_name = str(component.name)
+                # Store backends are known by their URL scheme, everything else by name.
+                component_name = str(getattr(component, "name", None) or component.scheme)
                 if component_name in registry:
                     other = registry[component_name][1]
                     raise DuplicateComponent(
@@ -271,6 +278,10 @@ class PluginHost:
     def model_provider(self, name: str) -> ModelProvider:
         return self._one("model provider", name, self.model_providers())
 
+    def store_backends(self) -> dict[str, StoreBackend]:
+        """Every registered store backend by URL scheme (``sqlite`` is the built-in one)."""
+        return self._components("store backend", "hermes_register_store_backends")
+
     def redaction_rules(self) -> list[RedactionRule]:
         return list(self._components("redaction rule", "hermes_register_redaction_rules").values())
 
@@ -313,6 +324,7 @@ class PluginHost:
             ("platform", "hermes_register_platforms"),
             ("redaction rule", "hermes_register_redaction_rules"),
             ("model provider", "hermes_register_model_providers"),
+            ("store backend", "hermes_register_store_backends"),
         ):
             try:
                 self._registry(kind, hook)

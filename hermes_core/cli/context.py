@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
     from hermes_core.config import Config
     from hermes_core.plugins import PluginHost
-    from hermes_core.store import SessionStore
+    from hermes_core.store.protocol import Store
 
 
 def cli_context(ctx: typer.Context) -> CliContext:
@@ -39,9 +39,9 @@ class CliContext:
     home: Path
     host_override: PluginHost | None = None
     _host: PluginHost | None = field(default=None, repr=False)
-    _store: SessionStore | None = field(default=None, repr=False)
+    _store: Store | None = field(default=None, repr=False)
     _config: Config | None = field(default=None, repr=False)
-    on_store_open: list[Callable[[SessionStore], None]] = field(default_factory=list, repr=False)
+    on_store_open: list[Callable[[Store], None]] = field(default_factory=list, repr=False)
     """Called once with the store when a command first opens it (the automatic clean-up)."""
 
     @property
@@ -64,11 +64,22 @@ class CliContext:
         return self._config
 
     @property
-    def store(self) -> SessionStore:
-        if self._store is None:
-            from hermes_core.store import SessionStore
+    def store_url(self) -> str:
+        """``HERMES_STORE_URL``, else ``store.url`` of ``config.yaml``, else the home's
+        ``state.db``."""
+        from hermes_core.store.backends import configured_url
 
-            self._store = SessionStore.open(self.home, events=_LazyHostEvents(self))
+        return configured_url(self.home, self.config["store.url"])
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            from hermes_core.store.backends import SQLITE_SCHEME, open_url, url_scheme
+
+            url = self.store_url
+            # Only another backend needs the plugins loaded (start-up time is a budget).
+            host = None if url_scheme(url) == SQLITE_SCHEME else self.host
+            self._store = open_url(url, events=_LazyHostEvents(self), host=host)
             for hook in self.on_store_open:
                 hook(self._store)
         return self._store

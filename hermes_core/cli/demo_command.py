@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -30,6 +31,7 @@ def register(app: typer.Typer) -> None:
         from hermes_core.demo import fill_demo_store
         from hermes_core.plugins import PluginHost
         from hermes_core.store import SessionStore
+        from hermes_core.store.backends import default_url
 
         from .app import build_app
 
@@ -48,7 +50,8 @@ def register(app: typer.Typer) -> None:
             ("hermes sessions show 'refactoring auth'", ["sessions", "show", "refactoring auth"]),
         ):
             typer.echo(f"$ {title}")
-            with contextlib.suppress(SystemExit):
+            # The demo store is the SQLite file of the demo home, whatever store.url says.
+            with contextlib.suppress(SystemExit), _store_url(default_url(home)):
                 app(["--home", str(home), *args], prog_name="hermes", standalone_mode=False)
             typer.echo("")
         typer.echo("Try more against the demo home:")
@@ -61,3 +64,21 @@ def register(app: typer.Typer) -> None:
             f"  hermes --home {home} sessions export {home}/all.html --format html"
             "   # one self-contained page"
         )
+
+
+@contextlib.contextmanager
+def _store_url(url: str) -> Iterator[None]:
+    """``HERMES_STORE_URL`` set to ``url`` for the duration of the block."""
+    import os
+
+    from hermes_core.store.backends import STORE_URL_ENV
+
+    before = os.environ.get(STORE_URL_ENV)
+    os.environ[STORE_URL_ENV] = url
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ[STORE_URL_ENV]
+        else:
+            os.environ[STORE_URL_ENV] = before

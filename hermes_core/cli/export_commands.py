@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from hermes_hookspecs import SessionRecord
 
     from hermes_core.exporting import ExportPlan, ExportReport, VerifiedExport
-    from hermes_core.store import SessionStore
+    from hermes_core.store.protocol import Store
 
     from .context import CliContext
 
@@ -187,7 +187,7 @@ def register(sessions: typer.Typer) -> None:
             _stdout_closed()
 
 
-def _dry_run(store: SessionStore, plan: ExportPlan) -> None:
+def _dry_run(store: Store, plan: ExportPlan) -> None:
     from hermes_core.exporting import preview
 
     count = 0

@@ -1,4 +1,5 @@
-"""Plain-text helpers for listings: relative times, sizes, fitting text into columns."""
+"""Plain-text helpers for listings and pickers: relative times, sizes, and fitting text into
+terminal columns by cell width (a CJK character or an emoji takes two cells), not by ``len``."""
 
 from __future__ import annotations
 
@@ -42,21 +43,36 @@ def human_size(size: int) -> str:
     return f"{value:.1f} GB"
 
 
+def _flatten(text: str) -> str:
+    """``text`` on one line: control characters (newlines, tabs, escapes) become spaces."""
+    return "".join(" " if unicodedata.category(char) == "Cc" else char for char in text)
+
+
 def display_width(text: str) -> int:
-    """Terminal columns ``text`` takes (wide CJK and emoji count two)."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    """Terminal cells ``text`` takes: wide CJK characters and emoji count two, combining marks
+    and zero-width joiners none (grapheme clusters, as rich measures them)."""
+    from rich.cells import cell_len
+
+    return cell_len(_flatten(text))
+
+
+def truncate_to_width(text: str, width: int) -> str:
+    """``text`` cut to at most ``width`` cells, ending in ``…`` when cut; control characters
+    become spaces so a row stays one line. A wide character is never split in half."""
+    from rich.cells import set_cell_size
+
+    text = _flatten(text)
+    if width <= 0:
+        return ""
+    if display_width(text) <= width:
+        return text
+    kept = set_cell_size(text, width - 1)
+    if not text.startswith(kept):  # a wide character straddled the cut: drop its filler
+        kept = kept[:-1]
+    return kept + "…"
 
 
 def fit(text: str, width: int) -> str:
-    """Cut ``text`` to ``width`` columns (with an ellipsis) and pad it to exactly that width."""
-    if display_width(text) > width:
-        out = []
-        used = 0
-        for ch in text:
-            w = display_width(ch)
-            if used + w > width - 1:
-                break
-            out.append(ch)
-            used += w
-        text = "".join(out) + "…"
-    return text + " " * max(0, width - display_width(text))
+    """``text`` cut to ``width`` cells (with an ellipsis) and padded to exactly that width."""
+    cut = truncate_to_width(text, width)
+    return cut + " " * max(0, width - display_width(cut))

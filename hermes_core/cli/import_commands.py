@@ -92,7 +92,7 @@ def register(sessions: typer.Typer) -> None:
         if not paths and not all_ and not is_interactive():
             typer.echo(HINT, err=True)
             raise typer.Exit(EXIT_NOTHING_TO_DO)
-        run = ImportRun(context.store.connection)
+        run = ImportRun(context.store)
         summary = ImportSummary()
         if paths:
             _import_paths(run, summary, paths, importers, forced)

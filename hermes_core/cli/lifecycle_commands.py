@@ -81,7 +81,7 @@ def register(sessions: typer.Typer) -> None:
             filter_from_options(**filter_options), include_archived=include_archived
         )
         store = cli_context(ctx).store
-        plan = plan_prune(store.connection, selection)
+        plan = plan_prune(store.lifecycle, selection)
         kept = _kept_note(plan.protected_count, plan.active_count)
         if not plan.candidates:
             typer.echo("No sessions to prune." + (f" {kept}" if kept else ""))
@@ -111,11 +111,11 @@ def register(sessions: typer.Typer) -> None:
             hint=f"add --yes to delete these {count} session(s), or --dry-run to list them",
         )
         try:
-            lock = acquire(store.connection, "prune")
+            lock = acquire(store.lifecycle, "prune")
         except LockHeld as held:
             raise UserError(f"{held}; try again when it has finished") from None
         try:
-            deleted = run_prune(store.connection, plan, lock, on_batch=_progress())
+            deleted = run_prune(store.lifecycle, plan, lock, on_batch=_progress())
         finally:
             lock.release()
         typer.echo(
@@ -145,7 +145,7 @@ def register(sessions: typer.Typer) -> None:
                 "cron): a bare archive would hide your whole history"
             )
         store = cli_context(ctx).store
-        plan = plan_archive(store.connection, archive_selection(chosen))
+        plan = plan_archive(store.lifecycle, archive_selection(chosen))
         pinned = f"{plan.pinned_count} pinned session(s) left alone." if plan.pinned_count else ""
         if not plan.matches:
             typer.echo("No sessions to archive." + (f" {pinned}" if pinned else ""))
@@ -168,7 +168,7 @@ def register(sessions: typer.Typer) -> None:
             yes=yes,
             hint=f"add --yes to archive these {count} session(s), or --dry-run to list them",
         )
-        done = archive_sessions(store.connection, [m.id for m in plan.matches])
+        done = archive_sessions(store.lifecycle, [m.id for m in plan.matches])
         typer.echo(
             f"Archived {done} session(s): hidden from listings, messages and search kept "
             "('hermes sessions unarchive' brings them back)."
@@ -201,13 +201,13 @@ def register(sessions: typer.Typer) -> None:
         if references:
             ids = list(dict.fromkeys(store.resolve(r) for r in references))
         else:
-            ids = archived_matching(store.connection, chosen)
+            ids = archived_matching(store.lifecycle, chosen)
         if dry_run:
             for session_id in ids:
                 typer.echo(f"  {session_id}")
             typer.echo(f"Dry run: {len(ids)} session(s) would be unarchived.")
             return
-        done = unarchive_sessions(store.connection, ids)
+        done = unarchive_sessions(store.lifecycle, ids)
         typer.echo(f"Unarchived {done} session(s).")
 
 

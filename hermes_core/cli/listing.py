@@ -3,12 +3,25 @@
 With any titled session: Title, Preview, Last Active, ID. Without titles: Preview, Last
 Active, Src (short origin label), ID. IDs are shortened to fit the terminal, never below a
 prefix that is unique among the rows shown (prefixes resolve everywhere an id is accepted).
+
+The width comes from ``$COLUMNS``, else the terminal. Up to the seed's own width (Title 22,
+Preview 40 or 50, full ids) the columns are the seed's, the preview (then the id) giving way on
+narrower terminals exactly as at 80 columns; a wider terminal gives the room to the title first
+(as far as the longest title needs), then to the preview. Output that is not a terminal (a pipe,
+a file) without ``$COLUMNS`` gets the seed's fixed layout with ids in full.
+
+An imported session's title, ``Imported from Claude Code: Fix the lexer``, is shown as
+``claude: Fix the lexer`` (the origin's short label, then what tells it apart); the stored title
+and ``--json`` are unchanged.
 """
 
 from __future__ import annotations
 
 import os
+import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hermes_hookspecs import Session
@@ -17,6 +30,16 @@ from .formatting import display_width, fit, iso_local, relative_time
 
 RULE = "─"
 MIN_ID_WIDTH = 17
+TITLE_WIDTH = 22
+"""The seed's title column, kept at 80 columns and on narrower terminals."""
+PREVIEW_WIDTH = 40
+"""The seed's preview column next to titles."""
+PLAIN_PREVIEW_WIDTH = 50
+"""The seed's preview column in the layout without titles."""
+MIN_PREVIEW_WIDTH = 20
+ACTIVE_WIDTH = 13
+SOURCE_WIDTH = 6
+_IMPORTED_TITLE = re.compile(r"^Imported from [^:]+: (?P<rest>.+)$", re.DOTALL)
 
 
 def list_as_json(sessions: Sequence[Session], previews: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -53,6 +76,64 @@ def _shortest_unique_ids(ids: Sequence[str], width: int) -> list[str]:
     return list(ids)
 
 
+@dataclass(frozen=True, slots=True)
+class ListWidths:
+    """Column widths of one listing (``title`` is 0 in the layout without titles)."""
+
+    title: int
+    preview: int
+    session_id: int
+
+
+def titled_widths(
+    total: int | None, *, id_width: int, title_need: int, preview_need: int
+) -> ListWidths:
+    """Widths for the layout with titles: Title, Preview, Last Active, ID.
+
+    ``total`` is the terminal's width (None: not a terminal, the seed's layout); ``id_width``
+    the longest id; ``title_need``/``preview_need`` the widest cells, which bound how far the
+    columns grow on a wide terminal."""
+    if total is None:
+        return ListWidths(TITLE_WIDTH, PREVIEW_WIDTH, id_width)
+    separators = 1 + 2 + 1
+    fixed = TITLE_WIDTH + ACTIVE_WIDTH + separators
+    shown_id = max(MIN_ID_WIDTH, min(id_width, total - fixed - MIN_PREVIEW_WIDTH))
+    preview = max(MIN_PREVIEW_WIDTH, min(PREVIEW_WIDTH, total - fixed - shown_id))
+    title = TITLE_WIDTH
+    spare = total - fixed - shown_id - preview
+    if spare > 0:  # wider than the seed's table: the title first, then the preview
+        grow = min(spare, max(0, title_need - title))
+        title += grow
+        preview += min(spare - grow, max(0, preview_need - preview))
+    return ListWidths(title, preview, shown_id)
+
+
+def plain_widths(total: int | None, *, id_width: int, preview_need: int) -> ListWidths:
+    """Widths for the layout without titles: Preview, Last Active, Src, ID (see
+    :func:`titled_widths`)."""
+    if total is None:
+        return ListWidths(0, PLAIN_PREVIEW_WIDTH, id_width)
+    fixed = ACTIVE_WIDTH + SOURCE_WIDTH + 2 + 1 + 1
+    # The id gives way only once the preview would fall under 29 columns (as at 80).
+    shown_id = max(MIN_ID_WIDTH, min(id_width, total - fixed - 29))
+    preview = max(MIN_PREVIEW_WIDTH, min(PLAIN_PREVIEW_WIDTH, total - fixed - shown_id))
+    spare = total - fixed - shown_id - preview
+    if spare > 0:
+        preview += min(spare, max(0, preview_need - preview))
+    return ListWidths(0, preview, shown_id)
+
+
+def title_cell(session: Session, short_label: Callable[[str], str]) -> str:
+    """What the Title column shows: ``—`` for none, 📌 before a pinned one, and an imported
+    title's "Imported from <tool>: " replaced by the origin's short label."""
+    title = session.title or "—"
+    if session.title_source == "import":
+        imported = _IMPORTED_TITLE.match(title)
+        if imported:
+            title = f"{short_label(session.source)}: {imported['rest']}"
+    return ("📌 " if session.pinned else "") + title
+
+
 def render_list(
     sessions: Sequence[Session],
     previews: Mapping[str, str],
@@ -61,74 +142,70 @@ def render_list(
     now: float | None = None,
     terminal_width: int | None = None,
 ) -> str:
-    """The human listing, as the seed shows it."""
-    total = terminal_width or _terminal_columns()
+    """The human listing, as the seed shows it, laid out for ``terminal_width`` columns
+    (by default the terminal's, see :func:`terminal_columns`)."""
+    total = terminal_width or terminal_columns()
     ids = [s.id for s in sessions]
     full_id = max((len(i) for i in ids), default=MIN_ID_WIDTH)
     titled = any(s.title for s in sessions)
-    active_width = 13
     rows: list[list[str]] = []
+
+    def active(session: Session) -> str:
+        return fit(relative_time(session.last_active_at or session.started_at, now), ACTIVE_WIDTH)
+
     if titled:
-        fixed = 22 + 2 + active_width + 1
-        id_width = max(MIN_ID_WIDTH, min(full_id, total - fixed - 20 - 1))
-        preview_width = max(20, min(40, total - fixed - id_width - 1))
-        shown_ids = _shortest_unique_ids(ids, id_width)
+        titles = [title_cell(s, short_label) for s in sessions]
+        widths = titled_widths(
+            total,
+            id_width=full_id,
+            title_need=max(map(display_width, titles)),
+            preview_need=max(display_width(previews.get(i, "")) for i in ids),
+        )
         header = (
-            fit("Title", 22)
+            fit("Title", widths.title)
             + " "
-            + fit("Preview", preview_width)
+            + fit("Preview", widths.preview)
             + "  "
-            + fit("Last Active", active_width)
+            + fit("Last Active", ACTIVE_WIDTH)
             + " ID"
         )
-        for session, shown in zip(sessions, shown_ids, strict=True):
-            title = ("📌 " if session.pinned else "") + (session.title or "—")
+        shown_ids = _shortest_unique_ids(ids, widths.session_id)
+        for session, title, shown in zip(sessions, titles, shown_ids, strict=True):
             rows.append(
                 [
-                    fit(title, 22),
-                    fit(previews.get(session.id, ""), preview_width),
-                    fit(
-                        relative_time(session.last_active_at or session.started_at, now),
-                        active_width,
-                    ),
+                    fit(title, widths.title),
+                    fit(previews.get(session.id, ""), widths.preview),
+                    active(session),
                     shown,
                 ]
             )
-        lines = [header]
         separators = [" ", "  ", " "]
     else:
-        fixed = active_width + 1 + 6 + 1
-        id_width = max(MIN_ID_WIDTH, min(full_id, total - fixed - 30 - 1))
-        preview_width = max(20, min(50, total - fixed - id_width - 2))
-        shown_ids = _shortest_unique_ids(ids, id_width)
+        cells = [("📌 " if s.pinned else "") + previews.get(s.id, "") for s in sessions]
+        widths = plain_widths(
+            total, id_width=full_id, preview_need=max(map(display_width, cells), default=0)
+        )
         header = (
-            fit("Preview", preview_width)
+            fit("Preview", widths.preview)
             + "  "
-            + fit("Last Active", active_width)
+            + fit("Last Active", ACTIVE_WIDTH)
             + " "
-            + fit("Src", 6)
+            + fit("Src", SOURCE_WIDTH)
             + " ID"
         )
-        for session, shown in zip(sessions, shown_ids, strict=True):
-            preview = ("📌 " if session.pinned else "") + previews.get(session.id, "")
+        shown_ids = _shortest_unique_ids(ids, widths.session_id)
+        for session, preview, shown in zip(sessions, cells, shown_ids, strict=True):
             rows.append(
                 [
-                    fit(preview, preview_width),
-                    fit(
-                        relative_time(session.last_active_at or session.started_at, now),
-                        active_width,
-                    ),
-                    fit(short_label(session.source), 6),
+                    fit(preview, widths.preview),
+                    active(session),
+                    fit(short_label(session.source), SOURCE_WIDTH),
                     shown,
                 ]
             )
-        lines = [header]
         separators = ["  ", " ", " "]
-    width = (
-        max(display_width(header), *(display_width(_join(r, separators)) for r in rows))
-        if rows
-        else display_width(header)
-    )
+    lines = [header]
+    width = max([display_width(header), *(display_width(_join(r, separators)) for r in rows)])
     lines.append(RULE * width)
     lines.extend(_join(row, separators).rstrip() for row in rows)
     return "\n".join(lines)
@@ -141,13 +218,15 @@ def _join(cells: Sequence[str], separators: Sequence[str]) -> str:
     return out
 
 
-def _terminal_columns() -> int:
-    """The terminal's width ($COLUMNS first), 120 when there is no terminal."""
+def terminal_columns() -> int | None:
+    """The width to lay a listing out for: ``$COLUMNS`` when set, else the terminal's; None
+    when standard output is not a terminal (a pipe or a file), for the seed's fixed layout."""
+    value = os.environ.get("COLUMNS", "").strip()
+    if value.isdigit() and int(value) > 0:
+        return int(value)
     try:
-        return int(os.environ["COLUMNS"])
-    except (KeyError, ValueError):
+        if sys.stdout.isatty():
+            return os.get_terminal_size(sys.stdout.fileno()).columns
+    except (AttributeError, ValueError, OSError):
         pass
-    try:
-        return os.get_terminal_size(1).columns
-    except OSError:
-        return 120
+    return None

@@ -36,13 +36,9 @@ def register(sessions: typer.Typer) -> None:
     @handle_user_errors
     def optimize(ctx: typer.Context) -> None:
         """Merge full-text index segments and VACUUM; no session data is touched."""
-        from hermes_core.store.maintenance import optimize as optimize_store
+        from hermes_core.lifecycle.vacuum import vacuum
 
-        store = cli_context(ctx).store
-        from hermes_core.lifecycle.vacuum import record_vacuum
-
-        before, after = optimize_store(store.connection, store.path)
-        record_vacuum(store.connection)
+        before, after = vacuum(cli_context(ctx).store.lifecycle)
         change = before - after
         verdict = (
             f"reclaimed {human_size(change)}" if change >= 0 else f"grew by {human_size(-change)}"
@@ -59,10 +55,13 @@ def register(sessions: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Check the store; back it up, then rebuild what is out of step."""
-        from hermes_core.store import STATE_DB_NAME
+        from hermes_core.store.backends import SQLITE_SCHEME, sqlite_path, url_scheme
         from hermes_core.store.maintenance import repair as repair_store
 
-        path = cli_context(ctx).home / STATE_DB_NAME
+        url = cli_context(ctx).store_url
+        if url_scheme(url) != SQLITE_SCHEME:
+            raise fail(f"repair checks SQLite stores only; store.url names a {url_scheme(url)} one")
+        path = sqlite_path(url)
         if not path.exists():
             raise fail(f"no session store at {path}")
         report = repair_store(path, check_only=check_only)
@@ -86,16 +85,15 @@ def register(sessions: typer.Typer) -> None:
 def _print_lifecycle(context: CliContext) -> None:
     """The lines below the seed's: the size split and the automatic clean-up's record."""
     from hermes_core.lifecycle.state import load_record
-    from hermes_core.store.maintenance import size_split
 
     store = context.store
-    split = size_split(store.connection)
+    split = store.lifecycle.size_split()
     how = "counted with dbstat" if split.measured else "estimated: dbstat is not available"
     typer.echo(
         f"Size by content: messages {human_size(split.messages_bytes)}, full-text index "
         f"{human_size(split.fulltext_bytes)}, other {human_size(split.other_bytes)} ({how})"
     )
-    record = load_record(store.connection)
+    record = load_record(store.lifecycle)
     config = context.config
 
     def when(moment: float | None) -> str:

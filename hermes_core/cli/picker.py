@@ -7,27 +7,35 @@ the rows to show, called after every keystroke, so a source can filter a fixed l
 
 The picker only draws and reads keys; it knows nothing of sessions. Its state machine
 (:class:`PickerState`) and its drawing (:func:`render`) are plain functions of their inputs,
-tested without a terminal; :func:`pick` wires them to a raw-mode terminal.
+tested without a terminal; :func:`pick` runs them as a prompt_toolkit application, so it works
+wherever prompt_toolkit does (POSIX terminals and the Windows console alike).
 
-Keys: printable text edits the query, Backspace deletes, Ctrl-U clears it; Up/Down (or
-Ctrl-P/Ctrl-N), Page Up/Page Down, Home/End move; Enter chooses; Esc or Ctrl-C cancels. With
-``multi=True``, Tab marks or unmarks the highlighted row and Ctrl-A marks every shown row;
-Enter then returns the marked rows, or the highlighted one when none is marked.
+Keys: printable text edits the query (a bracketed paste too), Backspace deletes, Ctrl-U clears
+it; Up/Down (or Ctrl-P/Ctrl-N), Page Up/Page Down, Home/End move; Enter chooses; Esc or Ctrl-C
+cancels. With ``multi=True``, Tab marks or unmarks the highlighted row and Ctrl-A marks every
+shown row; Enter then returns the marked rows, or the highlighted one when none is marked. A
+picker may also offer *actions*: other keys that choose the highlighted row for something else
+than Enter does (``sessions browse``: Enter resumes, Tab shows); :func:`pick_action` says which
+was used. An action key is a key name :meth:`PickerState.press` knows (``"tab"``) or a control
+key (``"ctrl-o"``).
 """
 
 from __future__ import annotations
 
-import codecs
-import os
-import select
-import shutil
+import asyncio
 import sys
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TYPE_CHECKING, Literal, TextIO
+
+from .formatting import display_width, truncate_to_width
+
+if TYPE_CHECKING:
+    from prompt_toolkit.application import Application
 
 __all__ = [
+    "LineStyle",
     "PickerRow",
     "PickerState",
     "RowSource",
@@ -35,7 +43,9 @@ __all__ = [
     "filter_rows",
     "is_interactive",
     "pick",
+    "pick_action",
     "render",
+    "styled_lines",
     "truncate_to_width",
 ]
 
@@ -75,44 +85,6 @@ def is_interactive() -> bool:
         return False
 
 
-# -- text width ------------------------------------------------------------------------
-
-
-def _char_width(char: str) -> int:
-    if unicodedata.combining(char) or unicodedata.category(char) in ("Cc", "Cf"):
-        return 0
-    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
-
-
-def display_width(text: str) -> int:
-    """Terminal columns ``text`` takes (wide CJK characters count two)."""
-    return sum(_char_width(char) for char in text)
-
-
-def truncate_to_width(text: str, width: int) -> str:
-    """``text`` cut to at most ``width`` columns, ending in ``…`` when cut; control
-    characters (newlines, escapes) become spaces so a row stays one line."""
-    text = "".join(" " if unicodedata.category(c) == "Cc" else c for c in text)
-    if width <= 0:
-        return ""
-    if display_width(text) <= width:
-        return text
-    kept: list[str] = []
-    used = 0
-    for char in text:
-        char_width = _char_width(char)
-        if used + char_width > width - 1:
-            break
-        kept.append(char)
-        used += char_width
-    return "".join(kept) + "…"
-
-
-def _pad(text: str, width: int) -> str:
-    cut = truncate_to_width(text, width)
-    return cut + " " * (width - display_width(cut))
-
-
 # -- state -----------------------------------------------------------------------------
 
 
@@ -129,11 +101,24 @@ class PickerState:
     chosen: list[str] | None = None
     """Set when the picker ends: the chosen keys, or an empty list when cancelled."""
     page_size: int = 10
+    actions: Mapping[str, str] = field(default_factory=dict)
+    """Extra keys that choose the highlighted row, each with a label (``{"tab": "show"}``)."""
+    enter_label: str = "choose"
+    action: str | None = None
+    """The key of :attr:`actions` that ended the picker, or None (Enter, or cancelled)."""
 
     def refresh(self) -> None:
         """Ask the source again for the current query and keep the cursor in range."""
         self.rows = list(self.source(self.query))
         self.cursor = max(0, min(self.cursor, len(self.rows) - 1))
+
+    def paste(self, text: str) -> None:
+        """Add pasted ``text`` to the query in one step (line breaks become spaces)."""
+        flat = "".join(" " if unicodedata.category(char) == "Cc" else char for char in text)
+        if flat:
+            self.query += flat
+            self.cursor = 0
+            self.refresh()
 
     def press(self, key: str) -> bool:
         """Apply ``key`` (a character or a name like ``"up"``); True when the picker is done."""
@@ -146,6 +131,11 @@ class PickerState:
                 self.chosen = [self.rows[self.cursor].key]
             else:
                 return False
+        elif key in self.actions and not self.multi:
+            if not self.rows:
+                return False
+            self.chosen = [self.rows[self.cursor].key]
+            self.action = key
         elif key in ("up", "ctrl-p"):
             self.cursor = max(0, self.cursor - 1)
         elif key in ("down", "ctrl-n"):
@@ -187,9 +177,10 @@ class PickerState:
 
 # -- drawing ---------------------------------------------------------------------------
 
-_REVERSE = "\x1b[7m"
-_DIM = "\x1b[2m"
-_BOLD = "\x1b[1m"
+LineStyle = Literal["", "header", "cursor", "dim"]
+"""How one screen line is shown: plain, the column header, the highlighted row, or hints."""
+
+_ANSI = {"header": "\x1b[1m", "cursor": "\x1b[7m", "dim": "\x1b[2m"}
 _RESET = "\x1b[0m"
 
 
@@ -218,26 +209,30 @@ def _column_widths(
     return widths
 
 
-def render(
+def _pad(text: str, width: int) -> str:
+    cut = truncate_to_width(text, width)
+    return cut + " " * (width - display_width(cut))
+
+
+def styled_lines(
     state: PickerState,
     *,
     title: str,
     header: Sequence[str] = (),
     width: int = 80,
     height: int = 24,
-    color: bool = True,
-) -> list[str]:
-    """The screen's lines for ``state`` at the given terminal size."""
+) -> list[tuple[LineStyle, str]]:
+    """The screen for ``state`` at the given terminal size, each line with its style.
 
-    def style(code: str, text: str) -> str:
-        return f"{code}{text}{_RESET}" if color else text
-
-    lines = [truncate_to_width(f"{title}  > {state.query}", width)]
+    Sets ``state.page_size`` to the rows that fit, so Page Up/Down move by a screenful."""
+    lines: list[tuple[LineStyle, str]] = [
+        ("", truncate_to_width(f"{title}  > {state.query}", width))
+    ]
     gutter = 4 if state.multi else 2
     widths = _column_widths(header, state.rows, width, gutter)
     if header:
         cells = "  ".join(_pad(cell, w) for cell, w in zip(header, widths, strict=False))
-        lines.append(style(_BOLD, truncate_to_width(" " * gutter + cells, width)))
+        lines.append(("header", truncate_to_width(" " * gutter + cells, width)))
     visible = max(1, height - len(lines) - 1)
     state.page_size = visible
     first = max(0, state.cursor - visible + 1)
@@ -249,90 +244,142 @@ def render(
         pointer = "› " if index == state.cursor else "  "
         cells = "  ".join(_pad(cell, w) for cell, w in zip(row.cells, widths, strict=False))
         line = truncate_to_width(pointer + mark + cells, width)
-        lines.append(style(_REVERSE, line) if index == state.cursor else line)
+        lines.append(("cursor" if index == state.cursor else "", line))
     if not state.rows:
-        lines.append(style(_DIM, "  (nothing matches)"))
-    keys = "↑/↓ move · Enter choose · Esc cancel"
+        lines.append(("dim", "  (nothing matches)"))
+    extra = "".join(f" · {key.capitalize()} {label}" for key, label in state.actions.items())
+    keys = f"↑/↓ move · Enter {state.enter_label}{extra} · Esc cancel"
     if state.multi:
         keys = "↑/↓ move · Tab mark · Ctrl-A mark all · Enter choose · Esc cancel"
     count = f"{len(state.rows)} shown"
     if state.multi and state.marked:
         count += f", {len(state.marked)} marked"
-    lines.append(style(_DIM, truncate_to_width(f"{count} · {keys}", width)))
+    lines.append(("dim", truncate_to_width(f"{count} · {keys}", width)))
     return lines
+
+
+def render(
+    state: PickerState,
+    *,
+    title: str,
+    header: Sequence[str] = (),
+    width: int = 80,
+    height: int = 24,
+    color: bool = True,
+) -> list[str]:
+    """The screen's lines for ``state`` at the given terminal size (ANSI styles when
+    ``color``)."""
+    return [
+        f"{_ANSI[style]}{text}{_RESET}" if color and style else text
+        for style, text in styled_lines(
+            state, title=title, header=header, width=width, height=height
+        )
+    ]
 
 
 # -- the terminal ----------------------------------------------------------------------
 
-_SEQUENCES = {
-    "\x1b[A": "up",
-    "\x1b[B": "down",
-    "\x1bOA": "up",
-    "\x1bOB": "down",
-    "\x1b[5~": "pageup",
-    "\x1b[6~": "pagedown",
-    "\x1b[H": "home",
-    "\x1b[F": "end",
-    "\x1b[1~": "home",
-    "\x1b[4~": "end",
-    "\x1bOH": "home",
-    "\x1bOF": "end",
+# prompt_toolkit's key names → the names :meth:`PickerState.press` understands.
+_KEY_NAMES = {
+    "up": "up",
+    "down": "down",
+    "c-p": "ctrl-p",
+    "c-n": "ctrl-n",
+    "pageup": "pageup",
+    "pagedown": "pagedown",
+    "home": "home",
+    "end": "end",
+    "enter": "enter",  # Ctrl-M, what a terminal sends for Return
+    "c-j": "enter",  # a bare line feed
+    "tab": "tab",
+    "backspace": "backspace",  # Ctrl-H, and the DEL byte most terminals send
+    "c-u": "ctrl-u",
+    "c-a": "ctrl-a",
+    "escape": "esc",
+    "c-c": "ctrl-c",
+    "<sigint>": "ctrl-c",
 }
-_CONTROLS = {
-    "\r": "enter",
-    "\n": "enter",
-    "\t": "tab",
-    "\x7f": "backspace",
-    "\x08": "backspace",
-    "\x03": "ctrl-c",
-    "\x15": "ctrl-u",
-    "\x01": "ctrl-a",
-    "\x10": "ctrl-p",
-    "\x0e": "ctrl-n",
-}
+_STYLES = {"": "", "header": "class:header", "cursor": "class:cursor", "dim": "class:dim"}
+_ESCAPE_WAIT = 0.05
+"""Seconds to wait after Esc for the rest of an escape sequence (prompt_toolkit's ttimeoutlen)."""
 
 
-class _KeyReader:
-    """Reads keys from a raw-mode file descriptor, decoding UTF-8 and escape sequences."""
+def _application(
+    state: PickerState, *, title: str, header: Sequence[str], output: TextIO | None
+) -> Application[list[str]]:
+    """The prompt_toolkit application drawing ``state`` full-screen and feeding it keys."""
+    from prompt_toolkit.application import Application
+    from prompt_toolkit.formatted_text import StyleAndTextTuples
+    from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+    from prompt_toolkit.keys import Keys
+    from prompt_toolkit.layout import Layout, Window
+    from prompt_toolkit.layout.controls import FormattedTextControl
+    from prompt_toolkit.output import create_output
+    from prompt_toolkit.styles import Style
 
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self._pending = ""
+    def screen() -> StyleAndTextTuples:
+        size = application.output.get_size()
+        fragments: StyleAndTextTuples = []
+        lines = styled_lines(
+            state, title=title, header=header, width=size.columns, height=size.rows
+        )
+        for number, (style, text) in enumerate(lines):
+            if number:
+                fragments.append(("", "\n"))
+            fragments.append((_STYLES[style], text))
+        return fragments
 
-    def _fill(self, timeout: float | None) -> bool:
-        ready, _, _ = select.select([self._fd], [], [], timeout)
-        if not ready:
+    def after(event: KeyPressEvent, step: Callable[[], bool]) -> None:
+        try:
+            done = step()
+        except Exception as error:  # a failing source ends the picker with its error
+            event.app.exit(exception=error)
+            return
+        if done:
+            event.app.exit(result=state.chosen or [])
+        else:
+            # Redraw the whole screen, as a plain terminal picker does: left alone,
+            # prompt_toolkit writes only the changed cells, and whoever reads the screen as
+            # a stream (a terminal log, a screen reader, our pseudo-terminal tests) would
+            # see "1" where the screen says "1 shown".
+            event.app.renderer.erase(leave_alternate_screen=False)
+
+    bound = dict(_KEY_NAMES)
+    for name in state.actions:  # control-key actions need a binding of their own
+        if name.startswith("ctrl-") and len(name) == 6:
+            bound.setdefault(f"c-{name[-1]}", name)
+    bindings = KeyBindings()
+    for pt_key, name in bound.items():
+
+        def named(event: KeyPressEvent, name: str = name) -> None:
+            after(event, lambda: state.press(name))
+
+        bindings.add(pt_key)(named)
+
+    @bindings.add(Keys.Any)
+    def typed(event: KeyPressEvent) -> None:
+        pressed = event.key_sequence[0]
+        if isinstance(pressed.key, Keys) or len(pressed.data) != 1:
+            return  # an unbound special key (F5, Insert…): ignore it
+        after(event, lambda: state.press(pressed.data))
+
+    @bindings.add(Keys.BracketedPaste)
+    def pasted(event: KeyPressEvent) -> None:
+        def paste() -> bool:
+            state.paste(event.data)
             return False
-        data = os.read(self._fd, 1024)
-        if not data:
-            raise EOFError
-        self._pending += self._decoder.decode(data)
-        return True
 
-    def read(self) -> str:
-        """The next key: a character, or a name (``up``, ``enter``, ``esc``…)."""
-        while not self._pending:
-            self._fill(None)
-        if self._pending[0] == "\x1b":
-            # A lone Esc or the start of a sequence: wait briefly for the rest.
-            while len(self._pending) < 4 and self._fill(0.05):
-                pass
-            for sequence, name in _SEQUENCES.items():
-                if self._pending.startswith(sequence):
-                    self._pending = self._pending[len(sequence) :]
-                    return name
-            if len(self._pending) > 1 and self._pending[1] in "[O":
-                # An unknown sequence: drop it up to its final byte.
-                end = 2
-                while end < len(self._pending) and not self._pending[end].isalpha():
-                    end += 1
-                self._pending = self._pending[end + 1 :]
-                return ""
-            self._pending = self._pending[1:]
-            return "esc"
-        char, self._pending = self._pending[0], self._pending[1:]
-        return _CONTROLS.get(char, char)
+        after(event, paste)
+
+    application: Application[list[str]] = Application(
+        layout=Layout(Window(FormattedTextControl(screen, show_cursor=False))),
+        key_bindings=bindings,
+        style=Style.from_dict({"header": "bold", "cursor": "reverse", "dim": "ansibrightblack"}),
+        full_screen=True,
+        output=create_output(stdout=output) if output is not None else None,
+    )
+    application.ttimeoutlen = _ESCAPE_WAIT
+    return application
 
 
 def pick(
@@ -348,31 +395,41 @@ def pick(
 
     Needs a terminal on standard input (see :func:`is_interactive`); draws on ``output``
     (standard output by default) in the alternate screen, which is restored on return.
+    Callable from a running asyncio loop too (the chat): the picker then runs in a thread.
     """
-    import termios
-    import tty
-
-    out = output or sys.stdout
-    fd = sys.stdin.fileno()
     state = PickerState(source=source, multi=multi, query=initial_query)
+    return _run(state, title=title, header=header, output=output)
+
+
+def pick_action(
+    source: RowSource,
+    *,
+    title: str,
+    actions: Mapping[str, str],
+    enter_label: str = "choose",
+    header: Sequence[str] = (),
+    output: TextIO | None = None,
+) -> tuple[str, str | None] | None:
+    """Like :func:`pick` for one row, with extra keys: ``(row key, action key)`` where the
+    action key is None for Enter, or one of ``actions`` (e.g. ``{"tab": "show"}``); None when
+    cancelled."""
+    state = PickerState(source=source, actions=dict(actions), enter_label=enter_label)
+    chosen = _run(state, title=title, header=header, output=output)
+    return (chosen[0], state.action) if chosen else None
+
+
+def _run(
+    state: PickerState, *, title: str, header: Sequence[str], output: TextIO | None
+) -> list[str]:
     state.refresh()
-    saved = termios.tcgetattr(fd)
-    reader = _KeyReader(fd)
-    out.write("\x1b[?1049h\x1b[?25l")  # alternate screen, hide the cursor
+    application = _application(state, title=title, header=header, output=output)
     try:
-        tty.setraw(fd)
-        while True:
-            size = shutil.get_terminal_size((80, 24))
-            lines = render(state, title=title, header=header, width=size.columns, height=size.lines)
-            out.write("\x1b[H\x1b[2J" + "\r\n".join(lines))
-            out.flush()
-            try:
-                key = reader.read()
-            except EOFError:
-                return []
-            if key and state.press(key):
-                return state.chosen or []
-    finally:
-        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
-        out.write("\x1b[?25h\x1b[?1049l")
-        out.flush()
+        asyncio.get_running_loop()
+    except RuntimeError:
+        in_thread = False
+    else:
+        in_thread = True
+    try:
+        return application.run(in_thread=in_thread, set_exception_handler=False)
+    except EOFError:  # the terminal went away
+        return []

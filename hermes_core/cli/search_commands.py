@@ -74,7 +74,7 @@ def register(sessions: typer.Typer) -> None:
             arguments["source"] = source
         if sort:
             arguments["sort"] = sort
-        payload = run_search(cli_context(ctx).store.connection, arguments)
+        payload = run_search(cli_context(ctx).store, arguments)
         if "error" in payload:
             message = str(payload["error"])
             for argument, option in (("role_filter", "--role"), ("sort", "--sort")):
@@ -132,7 +132,7 @@ def browse_source(context: CliContext) -> Callable[[str], list[PickerRow]]:
                     strip_markers(row.text),
                 ),
             )
-            for row in browse_rows(context.store.connection, typed)
+            for row in browse_rows(context.store, typed)
         ]
 
     return rows

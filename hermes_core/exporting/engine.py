@@ -25,7 +25,7 @@ from hermes_hookspecs import (
 
 from hermes_core.plugins import PluginHost
 from hermes_core.selection.options import filter_from_options
-from hermes_core.store import SessionStore
+from hermes_core.store.protocol import Store
 
 from .deletion import delete_exported, delete_targets
 from .errors import ExportError
@@ -116,7 +116,7 @@ def _check_options(
 
 
 def plan_export(
-    store: SessionStore,
+    store: Store,
     host: PluginHost,
     request: ExportRequest,
     *,
@@ -164,7 +164,7 @@ def plan_export(
     return ExportPlan(request, exporter, traits, targets, layout, options)
 
 
-def preview(plan: ExportPlan, store: SessionStore) -> Iterator[PreviewItem]:
+def preview(plan: ExportPlan, store: Store) -> Iterator[PreviewItem]:
     """What the export would hand the exporter, one item per record, writing nothing."""
     for group in plan.targets.groups(store, plan.request.lineage):
         yield PreviewItem(store.get_session(group[0]), group if len(group) > 1 else ())
@@ -199,7 +199,7 @@ def _redactor(plan: ExportPlan, host: PluginHost) -> RecordRedactor | None:
 
 def run_export(
     plan: ExportPlan,
-    store: SessionStore,
+    store: Store,
     host: PluginHost,
     *,
     on_record: Callable[[SessionRecord], None] | None = None,
@@ -256,7 +256,7 @@ class VerifiedExport:
     report: ExportReport
 
 
-def export_each(plan: ExportPlan, store: SessionStore, host: PluginHost) -> VerifiedExport:
+def export_each(plan: ExportPlan, store: Store, host: PluginHost) -> VerifiedExport:
     """Export the named session and each of its delegates to a file of its own (the first
     step of ``--delete-after-verified``); the files are not verified yet."""
     session_id = plan.targets.session_id
@@ -293,7 +293,7 @@ def verify_export(verified: VerifiedExport) -> None:
 
 def delete_after_verified(
     plan: ExportPlan,
-    store: SessionStore,
+    store: Store,
     host: PluginHost,
     *,
     confirm: Callable[[VerifiedExport], bool],

@@ -11,19 +11,17 @@ from collections.abc import Iterable, Sequence
 
 from hermes_hookspecs import Message, Session, SessionRecord
 
-from hermes_core.store import SessionStore
-
-from .lineage import delegate_children
+from hermes_core.store.protocol import Store
 
 
-def _messages(store: SessionStore, session_id: str, user_prompts_only: bool) -> Iterable[Message]:
+def _messages(store: Store, session_id: str, user_prompts_only: bool) -> Iterable[Message]:
     for message in store.iter_messages(session_id):
         if not user_prompts_only or message.role == "user":
             yield message
 
 
 def load_record(
-    store: SessionStore, session_id: str, *, user_prompts_only: bool = False
+    store: Store, session_id: str, *, user_prompts_only: bool = False
 ) -> SessionRecord:
     """One session with its messages (only the user's, with ``user_prompts_only``) and the
     ids of its delegate children."""
@@ -31,12 +29,12 @@ def load_record(
     return SessionRecord(
         session=session,
         messages=list(_messages(store, session_id, user_prompts_only)),
-        children=delegate_children(store.connection, session_id),
+        children=store.delegate_children(session_id),
     )
 
 
 def load_lineage_record(
-    store: SessionStore, lineage: Sequence[str], *, user_prompts_only: bool = False
+    store: Store, lineage: Sequence[str], *, user_prompts_only: bool = False
 ) -> SessionRecord:
     """A compression lineage (ids oldest first) as one record: the first session with the
     lineage's end, activity and totals, every segment's messages in order, every segment's
@@ -48,7 +46,7 @@ def load_lineage_record(
     children: list[str] = []
     for session in sessions:
         messages.extend(_messages(store, session.id, user_prompts_only))
-        children.extend(delegate_children(store.connection, session.id))
+        children.extend(store.delegate_children(session.id))
     return SessionRecord(
         session=_joined(sessions),
         messages=messages,

@@ -11,26 +11,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from hermes_core.selection.filters import SessionFilter, build_where
-from hermes_core.store import SessionStore
+from hermes_core.selection.filters import SessionFilter
+from hermes_core.store.protocol import Store
 
-from .lineage import compression_lineage, compression_root
 from .request import LineageMode
 
 TargetKind = Literal["single", "latest", "bulk", "everything"]
-
-_MAX_DEPTH = 10_000
-"""A guard against a parent-link cycle in a damaged store (its sessions sort as roots)."""
-_PARENTS_FIRST = (
-    "WITH RECURSIVE depth(id, level) AS ("
-    "  SELECT id, 0 FROM sessions WHERE parent_session_id IS NULL"
-    "    OR parent_session_id NOT IN (SELECT id FROM sessions)"
-    "  UNION ALL"
-    "  SELECT s.id, depth.level + 1 FROM sessions s JOIN depth ON s.parent_session_id = depth.id"
-    "  WHERE depth.level < ?"
-    ")"
-)
-"""Every session's distance from the first session of its parent chain."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +32,7 @@ class ExportTargets:
         """Exactly one session (or one lineage) is exported."""
         return self.kind in ("single", "latest")
 
-    def session_ids(self, store: SessionStore) -> Iterator[str]:
+    def session_ids(self, store: Store) -> Iterator[str]:
         """The selected session ids, streamed from the store.
 
         Bulk selections come parents first (by depth in the parent links, then start time),
@@ -61,17 +47,9 @@ class ExportTargets:
             for session in store.iter_selected(self.selection, newest_first=True, limit=1):
                 yield session.id
             return
-        where, params = build_where(self.selection)
-        cursor = store.connection.execute(
-            f"{_PARENTS_FIRST} SELECT s.id FROM sessions s LEFT JOIN depth d ON d.id = s.id "
-            f"WHERE {where} ORDER BY coalesce(d.level, 0), s.started_at, s.id",
-            [_MAX_DEPTH, *params],
-        )
-        while rows := cursor.fetchmany(500):
-            for row in rows:
-                yield str(row[0])
+        yield from store.iter_parents_first(self.selection)
 
-    def groups(self, store: SessionStore, lineage: LineageMode) -> Iterator[tuple[str, ...]]:
+    def groups(self, store: Store, lineage: LineageMode) -> Iterator[tuple[str, ...]]:
         """The session ids of each record to export, in order.
 
         ``single``: one id per record. ``logical``: a selected session's whole compression
@@ -82,15 +60,15 @@ class ExportTargets:
             if lineage == "single":
                 yield (session_id,)
                 continue
-            root = compression_root(store.connection, session_id)
+            root = store.compression_root(session_id)
             if root in seen_roots:
                 continue
             seen_roots.add(root)
-            yield tuple(compression_lineage(store.connection, session_id))
+            yield tuple(store.compression_lineage(session_id))
 
 
 def resolve_targets(
-    store: SessionStore,
+    store: Store,
     *,
     session_reference: str | None,
     bulk_selection: SessionFilter,

@@ -8,24 +8,20 @@ streaming reader only knows them at the end.
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import ImportedSession, Message
 
-from hermes_core.store.imports import (
-    ImportedTotals,
-    ImportFileRecord,
-    append_imported_messages,
-    create_imported_session,
-    finish_imported_session,
-)
+from hermes_core.store.imports import ImportedTotals, ImportFileRecord
 
 from .batches import message_batches
 from .outcomes import StoredSession
+
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import ImportBookkeeping
 
 END_REASON = "imported"
 
@@ -41,7 +37,7 @@ def provenance(importer: str, path: Path, foreign_id: str, imported_at: float) -
 
 
 def store_new_conversation(
-    connection: sqlite3.Connection,
+    store: ImportBookkeeping,
     imported: ImportedSession,
     *,
     importer: str,
@@ -61,8 +57,7 @@ def store_new_conversation(
     started = imported.started_at
     if started is None:
         started = first.timestamp if first.timestamp is not None else imported_at
-    session_id = create_imported_session(
-        connection,
+    session_id = store.create_session(
         source=imported.source,
         started_at=started,
         parent_session_id=parent_session_id,
@@ -75,9 +70,8 @@ def store_new_conversation(
         },
         bookkeeping=bookkeeping,
     )
-    written, last_timestamp = _store_messages(connection, session_id, first, messages, started)
-    title = finish_imported_session(
-        connection,
+    written, last_timestamp = _store_messages(store, session_id, first, messages, started)
+    title = store.finish_session(
         session_id,
         _totals(imported, last_timestamp, title=True, fallback_title=fallback_title),
     )
@@ -90,7 +84,7 @@ def store_new_conversation(
 
 
 def append_to_conversation(
-    connection: sqlite3.Connection,
+    store: ImportBookkeeping,
     session_id: str,
     imported: ImportedSession,
     *,
@@ -103,10 +97,9 @@ def append_to_conversation(
     written, last_timestamp = 0, None
     if first is not None:
         start = first.timestamp if first.timestamp is not None else appended_at
-        written, last_timestamp = _store_messages(connection, session_id, first, messages, start)
+        written, last_timestamp = _store_messages(store, session_id, first, messages, start)
     totals = _totals(imported, last_timestamp, title=False)
-    finish_imported_session(
-        connection,
+    store.finish_session(
         session_id,
         ImportedTotals(
             title_proposal=None,
@@ -127,7 +120,7 @@ def _first_message(messages: Iterator[Message]) -> Message | None:
 
 
 def _store_messages(
-    connection: sqlite3.Connection,
+    store: ImportBookkeeping,
     session_id: str,
     first: Message,
     rest: Iterator[Message],
@@ -142,7 +135,7 @@ def _store_messages(
         yield from rest
 
     for batch in message_batches(everything(), first_timestamp=start):
-        written += append_imported_messages(connection, session_id, batch, default_timestamp=start)
+        written += store.append_messages(session_id, batch, default_timestamp=start)
         for message in batch:
             if message.timestamp is not None and (newest is None or message.timestamp > newest):
                 newest = message.timestamp

@@ -20,46 +20,37 @@ Errors reading a file become an ``unreadable`` outcome; the run goes on.
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hermes_hookspecs import ImportedSession, Importer
 
 from hermes_core.store.errors import StoreError
-from hermes_core.store.imports import (
-    ImportFileRecord,
-    delegate_of_foreign_id,
-    discard_messages_after,
-    discard_partial_import,
-    import_of_foreign_id,
-    last_message_id,
-    load_import_files,
-    mark_append,
-    pending_appends,
-    session_of_foreign_id,
-    undo_pending_append,
-    update_import_file,
-)
+from hermes_core.store.imports import ImportFileRecord
 
 from .conversations import append_to_conversation, store_new_conversation
 from .files import Change, FileStamp, compare, stamp_of
 from .outcomes import FileOutcome, FileStatus, StoredSession
 from .snapshots import restore_snapshot
 
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import ImportBookkeeping
+
 
 class ImportRun:
     """One ``hermes sessions import`` invocation over a store: holds the bookkeeping, loaded
     in one query, and keeps it current as files are imported."""
 
-    def __init__(
-        self, connection: sqlite3.Connection, *, clock: Callable[[], float] = time.time
-    ) -> None:
-        self._connection = connection
+    def __init__(self, store: object, *, clock: Callable[[], float] = time.time) -> None:
+        """``store``: an open store (its ``imports`` are used) or its
+        :class:`~hermes_core.store.protocol.ImportBookkeeping`."""
+        bookkeeping: ImportBookkeeping = getattr(store, "imports", None) or store  # type: ignore[assignment]
+        self._store = bookkeeping
         self._clock = clock
-        self.records: dict[str, ImportFileRecord] = load_import_files(connection)
-        self._unfinished_appends = pending_appends(connection)
+        self.records: dict[str, ImportFileRecord] = bookkeeping.load_files()
+        self._unfinished_appends = bookkeeping.pending_appends()
 
     def bookkeeping_key(self, path: Path) -> str:
         """The key a file is remembered by: its absolute path (symlinks not resolved, so a
@@ -86,17 +77,17 @@ class ImportRun:
             return _unreadable(path, importer, error)
         if key in self._unfinished_appends:  # a process died while appending to it
             session_id, last_id = self._unfinished_appends.pop(key)
-            undo_pending_append(self._connection, key, session_id, last_id)
+            self._store.undo_pending_append(key, session_id, last_id)
         record = self.records.get(key)
         change = compare(stamp, record)
         if record is not None and change is Change.UNCHANGED:
             if stamp.mtime_ns != record.mtime_ns:
                 record = _restamped(record, stamp)
-                update_import_file(self._connection, record)
+                self._store.update_file(record)
                 self.records[key] = record
             return _unchanged(path, record, label)
         if record is not None and change is Change.INTERRUPTED:
-            discard_partial_import(self._connection, record)
+            self._store.discard_partial(record)
             del self.records[key]
             record, change = None, Change.NEW
         outcome = FileOutcome(path=path, status=FileStatus.IMPORTED, importer=importer.name)
@@ -112,7 +103,7 @@ class ImportRun:
                 self._reimport_changed(path, importer, key, stamp, record, outcome)
             else:
                 self._import_new(path, importer, key, stamp, outcome)
-        except (StoreError, sqlite3.Error):
+        except (StoreError, *self._store.database_errors):  # type: ignore[misc]
             raise  # the store's trouble, not the file's: the command reports it
         except Exception as error:
             # A file that cannot be read, or an importer that failed on it. What a new import
@@ -148,7 +139,7 @@ class ImportRun:
         by_foreign_id: dict[str, str] = {}
         for imported in importer.read(path, None):
             if imported.snapshot is not None:
-                restored = restore_snapshot(self._connection, imported)
+                restored = restore_snapshot(self._store, imported)
                 outcome.notes.extend(restored.notes)
                 if restored.stored is not None:
                     outcome.sessions.append(restored.stored)
@@ -158,11 +149,11 @@ class ImportRun:
                 continue
             parent_id = None
             if imported.parent_foreign_id is not None:
-                parent_id = by_foreign_id.get(imported.parent_foreign_id) or session_of_foreign_id(
-                    self._connection, importer.name, imported.parent_foreign_id
-                )
-                known = parent_id and delegate_of_foreign_id(
-                    self._connection, parent_id, imported.foreign_id
+                parent_id = by_foreign_id.get(
+                    imported.parent_foreign_id
+                ) or self._store.session_of_foreign_id(importer.name, imported.parent_foreign_id)
+                known = parent_id and self._store.delegate_of_foreign_id(
+                    parent_id, imported.foreign_id
                 )
                 if known:  # a subagent file given on its own, imported with its session
                     outcome.notes.append(f"already imported as {known}")
@@ -171,12 +162,12 @@ class ImportRun:
                     continue
             first_of_file = owner is None
             if first_of_file and imported.parent_foreign_id is None:
-                earlier = import_of_foreign_id(self._connection, importer.name, imported.foreign_id)
+                earlier = self._store.import_of_foreign_id(importer.name, imported.foreign_id)
                 if earlier is not None:  # the same conversation, reached by another path
                     self._same_as(key, importer, stamp, imported.foreign_id, earlier, outcome)
                     return
             stored = store_new_conversation(
-                self._connection,
+                self._store,
                 imported,
                 importer=importer.name,
                 path=path,
@@ -263,24 +254,24 @@ class ImportRun:
         outcome.session_id = record.session_id
         cursor = record.cursor
         appended = 0
-        kept = last_message_id(self._connection, record.session_id)
-        mark_append(self._connection, key, record.session_id, kept)
+        kept = self._store.last_message_id(record.session_id)
+        self._store.mark_append(key, record.session_id, kept)
         try:
             sessions = iter(importer.read(path, record.cursor))
             first = next(sessions, None)
             if first is not None and first.snapshot is None and first.parent_foreign_id is None:
                 appended += append_to_conversation(
-                    self._connection, record.session_id, first, appended_at=now
+                    self._store, record.session_id, first, appended_at=now
                 )
                 cursor = first.cursor or cursor
                 outcome.warnings.update(first.warnings)
                 first = None
         except BaseException:
-            discard_messages_after(self._connection, record.session_id, kept)
+            self._store.discard_messages_after(record.session_id, kept)
             raise
         for imported in _chain(first, sessions):
             if imported.snapshot is not None:
-                restored = restore_snapshot(self._connection, imported)
+                restored = restore_snapshot(self._store, imported)
                 outcome.notes.extend(restored.notes)
                 if restored.stored is not None:
                     outcome.sessions.append(restored.stored)
@@ -293,15 +284,13 @@ class ImportRun:
                 parent_id = record.session_id
                 if imported.parent_foreign_id != record.foreign_id:
                     parent_id = (
-                        session_of_foreign_id(
-                            self._connection, importer.name, imported.parent_foreign_id
-                        )
+                        self._store.session_of_foreign_id(importer.name, imported.parent_foreign_id)
                         or record.session_id
                     )
-                if delegate_of_foreign_id(self._connection, parent_id, imported.foreign_id):
+                if self._store.delegate_of_foreign_id(parent_id, imported.foreign_id):
                     continue  # imported with the file the first time: left unread
             stored = store_new_conversation(
-                self._connection,
+                self._store,
                 imported,
                 importer=importer.name,
                 path=path,
@@ -371,7 +360,7 @@ class ImportRun:
             state="done",
             imported_at=imported_at,
         )
-        update_import_file(self._connection, record)
+        self._store.update_file(record)
         self.records[key] = record
 
 

@@ -11,21 +11,18 @@ metadata, and its messages keep their own timestamps. Restoring never fails over
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from hermes_hookspecs import ImportedSession, Session
 
-from hermes_core.store import rowwrites
-from hermes_core.store.imports import (
-    ImportedTotals,
-    append_imported_messages,
-    create_imported_session,
-    finish_imported_session,
-)
+from hermes_core.store.imports import ImportedTotals
 
 from .batches import message_batches
 from .outcomes import StoredSession
+
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import ImportBookkeeping
 
 _KEPT_FIELDS = (
     "user_id", "model", "cwd", "git_branch", "git_repo_root", "chat_id", "chat_type",
@@ -43,15 +40,15 @@ class RestoredSnapshot:
     notes: list[str] = field(default_factory=list)
 
 
-def restore_snapshot(connection: sqlite3.Connection, imported: ImportedSession) -> RestoredSnapshot:
+def restore_snapshot(store: ImportBookkeeping, imported: ImportedSession) -> RestoredSnapshot:
     """Store the snapshot session of ``imported`` with its own id and messages."""
     snapshot = imported.snapshot
     assert snapshot is not None, "restore_snapshot needs ImportedSession.snapshot"
-    if rowwrites.session_exists(connection, snapshot.id):
+    if store.session_exists(snapshot.id):
         return RestoredSnapshot(None, [f"session {snapshot.id} is already in this store; skipped"])
     notes: list[str] = []
     parent_id, parent_kind = snapshot.parent_session_id, snapshot.parent_kind
-    if parent_id is not None and not rowwrites.session_exists(connection, parent_id):
+    if parent_id is not None and not store.session_exists(parent_id):
         notes.append(
             f"session {snapshot.id}: its parent {parent_id} is not in this store; "
             "restored without that link"
@@ -61,8 +58,7 @@ def restore_snapshot(connection: sqlite3.Connection, imported: ImportedSession) 
         parent_kind = None
     elif parent_kind is None:
         parent_kind = "branch"
-    session_id = create_imported_session(
-        connection,
+    session_id = store.create_session(
         source=snapshot.source,
         started_at=snapshot.started_at,
         session_id=snapshot.id,
@@ -75,11 +71,10 @@ def restore_snapshot(connection: sqlite3.Connection, imported: ImportedSession) 
     )
     written = 0
     for batch in message_batches(iter(imported.messages), first_timestamp=snapshot.started_at):
-        written += append_imported_messages(
-            connection, session_id, batch, default_timestamp=snapshot.started_at
+        written += store.append_messages(
+            session_id, batch, default_timestamp=snapshot.started_at
         )
-    title = finish_imported_session(
-        connection,
+    title = store.finish_session(
         session_id,
         ImportedTotals(title_proposal=snapshot.title, ended_at=None, end_reason=None),
         title_source=snapshot.title_source or "import",

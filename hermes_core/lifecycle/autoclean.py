@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from . import state
 
 if TYPE_CHECKING:
-    from hermes_core.store import SessionStore
+    from hermes_core.store.protocol import Store
 
 log = logging.getLogger("hermes.lifecycle")
 
@@ -99,7 +99,7 @@ class _NotDue(Exception):
 
 
 def run_auto_clean(
-    store: SessionStore, config: Any, *, now: float | None = None
+    store: Store, config: Any, *, now: float | None = None
 ) -> AutoCleanResult:
     """Prune, archive and VACUUM as configured, if due. Never raises."""
     result = AutoCleanResult()
@@ -109,9 +109,8 @@ def run_auto_clean(
         if not settings.enabled:
             result.skipped = "disabled"
             return result
-        connection = store.connection
         keys = (state.LAST_AUTO_PRUNE, state.LAST_AUTO_ARCHIVE)
-        prune_due, archive_due = settings.due(state.read(connection, keys), moment)
+        prune_due, archive_due = settings.due(state.read(store.lifecycle, keys), moment)
         if not (prune_due or archive_due):
             result.skipped = "not due"
             return result
@@ -124,25 +123,24 @@ def run_auto_clean(
 
 
 def _run_due(
-    store: SessionStore, settings: AutoCleanSettings, result: AutoCleanResult, moment: float
+    store: Store, settings: AutoCleanSettings, result: AutoCleanResult, moment: float
 ) -> None:
     from hermes_core.selection.filters import SessionFilter
-    from hermes_core.store.connection import write_transaction
 
     from .archive import archive_stale
     from .lock import LockHeld, take
     from .prune import plan_prune, run_prune
     from .vacuum import skip_reason, vacuum
 
-    connection = store.connection
+    lifecycle = store.lifecycle
     keys = (state.LAST_AUTO_PRUNE, state.LAST_AUTO_ARCHIVE, state.LAST_VACUUM)
     try:
-        with write_transaction(connection) as db:
+        with lifecycle.transaction() as db:
             last_runs = state.read(db, keys)
             prune_due, archive_due = settings.due(last_runs, moment)
             if not (prune_due or archive_due):
                 raise _NotDue
-            lock = take(db, "automatic clean-up", now=moment)
+            lock = take(db, "automatic clean-up", now=moment).bind(lifecycle)
             stamps: dict[str, object] = {}
             if prune_due:
                 stamps[state.LAST_AUTO_PRUNE] = moment
@@ -163,38 +161,35 @@ def _run_due(
                 ended_only=True,
                 include_archived=True,
             )
-            result.pruned = run_prune(connection, plan_prune(connection, selection), lock)
+            result.pruned = run_prune(lifecycle, plan_prune(lifecycle, selection), lock)
             records[state.LAST_AUTO_PRUNE_REMOVED] = result.pruned
         if archive_due:
-            result.archived = archive_stale(connection, settings.auto_archive_idle_days, now=moment)
+            result.archived = archive_stale(lifecycle, settings.auto_archive_idle_days, now=moment)
             records[state.LAST_AUTO_ARCHIVE_ARCHIVED] = result.archived
         if result.pruned:
             result.vacuum_skipped = skip_reason(
-                connection,
-                store.path,
+                lifecycle,
                 enabled=settings.vacuum_after_prune,
                 min_interval_days=settings.min_vacuum_interval_days,
                 last_vacuum=state.as_time(last_runs.get(state.LAST_VACUUM)),
                 now=moment,
             )
             if result.vacuum_skipped is None:
-                with write_transaction(connection) as db:
+                with lifecycle.transaction() as db:
                     lock.renew(db, lease=6 * 3600)  # a VACUUM of a large store takes a while
-                before, after = vacuum(connection, store.path)
+                before, after = vacuum(lifecycle)
                 result.vacuumed = True
                 result.reclaimed_bytes = before - after
-        with write_transaction(connection) as db:
+        with lifecycle.transaction() as db:
             state.write(db, records)
             state.delete(db, state.LAST_FAILURE)
     finally:
         lock.release()
 
 
-def _record_failure(store: SessionStore, error: str, moment: float) -> None:
+def _record_failure(store: Store, error: str, moment: float) -> None:
     try:
-        from hermes_core.store.connection import write_transaction
-
-        with write_transaction(store.connection, retry_seconds=5.0) as db:
+        with store.lifecycle.transaction(retry_seconds=5.0) as db:
             state.write(db, {state.LAST_FAILURE: {"at": moment, "error": error}})
     except Exception as again:  # a broken store cannot record its failure
         log.warning("hermes: could not record the clean-up failure: %s", again)

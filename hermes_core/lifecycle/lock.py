@@ -17,13 +17,14 @@ from __future__ import annotations
 import json
 import os
 import socket
-import sqlite3
 import time
 from dataclasses import dataclass
-
-from hermes_core.store.connection import write_transaction
+from typing import TYPE_CHECKING
 
 from . import state
+
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import LifecycleQueries, LifecycleTransaction, StateReader
 
 LEASE_SECONDS = 120.0
 """How long a holder may go without renewing before others may take the lock over."""
@@ -47,12 +48,12 @@ class Holder:
         return f"{self.purpose} by process {self.pid} on {self.host}, since {started}"
 
 
-def _read_holder(db: sqlite3.Connection) -> Holder | None:
-    row = db.execute("SELECT value FROM state_meta WHERE key = ?", (state.LOCK,)).fetchone()
-    if row is None or row[0] is None:
+def _read_holder(reader: StateReader) -> Holder | None:
+    value = state.read(reader, [state.LOCK]).get(state.LOCK)
+    if value is None:
         return None
     try:
-        data = json.loads(row[0])
+        data = json.loads(value)
         return Holder(
             token=str(data["token"]),
             pid=int(data["pid"]),
@@ -85,11 +86,16 @@ def is_stale(holder: Holder, now: float) -> bool:
 class LifecycleLock:
     """A held lock. Renew it inside each write transaction; release it when done."""
 
-    def __init__(self, connection: sqlite3.Connection, holder: Holder) -> None:
-        self._connection = connection
+    def __init__(self, lifecycle: LifecycleQueries | None, holder: Holder) -> None:
+        self._lifecycle = lifecycle
         self.holder = holder
 
-    def renew(self, db: sqlite3.Connection, *, lease: float = LEASE_SECONDS) -> None:
+    def bind(self, lifecycle: LifecycleQueries) -> LifecycleLock:
+        """Tie a lock taken inside a transaction to the store it releases itself from."""
+        self._lifecycle = lifecycle
+        return self
+
+    def renew(self, db: LifecycleTransaction, *, lease: float = LEASE_SECONDS) -> None:
         """Extend the lease; call inside the caller's write transaction."""
         now = time.time()
         self.holder = Holder(
@@ -104,8 +110,10 @@ class LifecycleLock:
 
     def release(self) -> None:
         """Delete the lock row if it is still ours (never raises on a closed store)."""
+        if self._lifecycle is None:
+            return
         try:
-            with write_transaction(self._connection, retry_seconds=10.0) as db:
+            with self._lifecycle.transaction(retry_seconds=10.0) as db:
                 current = _read_holder(db)
                 if current is not None and current.token == self.holder.token:
                     state.delete(db, state.LOCK)
@@ -125,7 +133,7 @@ def _as_json(holder: Holder) -> dict[str, object]:
 
 
 def take(
-    db: sqlite3.Connection, purpose: str, *, now: float | None = None, lease: float = LEASE_SECONDS
+    db: LifecycleTransaction, purpose: str, *, now: float | None = None, lease: float = LEASE_SECONDS
 ) -> LifecycleLock:
     """Take the lock inside the caller's write transaction; raises :class:`LockHeld`."""
     moment = time.time() if now is None else now
@@ -141,10 +149,11 @@ def take(
         expires=moment + lease,
     )
     state.write(db, {state.LOCK: _as_json(holder)})
-    return LifecycleLock(db, holder)
+    return LifecycleLock(None, holder)
 
 
-def acquire(connection: sqlite3.Connection, purpose: str) -> LifecycleLock:
-    """Take the lock in a transaction of its own; raises :class:`LockHeld`."""
-    with write_transaction(connection) as db:
-        return take(db, purpose)
+def acquire(lifecycle: LifecycleQueries, purpose: str) -> LifecycleLock:
+    """Take the lock in a transaction of its own (``lifecycle``: ``store.lifecycle``);
+    raises :class:`LockHeld`."""
+    with lifecycle.transaction() as db:
+        return take(db, purpose).bind(lifecycle)

@@ -1,7 +1,8 @@
 """Pruning (SPEC L1): deleting ended sessions for good, in batches.
 
 :func:`plan_prune` picks the sessions; :func:`run_prune` deletes them. The plan never holds
-active sessions (``ended_only``), pinned ones, or anything :mod:`.protection` protects; a
+active sessions (``ended_only``), pinned ones, or anything the store's ``PROTECTED_CTE``
+protects (:mod:`hermes_core.store.lifecycle_queries`); a
 session's delegate/subagent sessions go with it. Each batch is one write transaction that
 deletes the sessions, their messages and their rows in both full-text indexes (through the
 store's own delete path), so a crash at any moment leaves whole sessions or none.
@@ -10,17 +11,17 @@ store's own delete path), so a crash at any moment leaves whole sessions or none
 from __future__ import annotations
 
 import dataclasses
-import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from hermes_core.selection.filters import SessionFilter, build_where
-from hermes_core.store import rowwrites
-from hermes_core.store.connection import write_transaction
+from hermes_core.selection.filters import SessionFilter
 
 from .lock import LifecycleLock
-from .protection import PROTECTED_CTE, still_eligible, with_delegates
+
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import LifecycleQueries
 
 DEFAULT_IDLE_DAYS = 90
 """A bare ``hermes sessions prune`` deletes ended sessions idle at least this long."""
@@ -78,24 +79,15 @@ def prune_selection(
     return scoped
 
 
-def plan_prune(connection: sqlite3.Connection, selection: SessionFilter) -> PrunePlan:
-    """The sessions ``selection`` (already scoped, see :func:`prune_selection`) would delete."""
-    where, params = build_where(selection)
-    rows = connection.execute(
-        PROTECTED_CTE + "SELECT s.id, s.title, s.last_active_at, s.message_count, "
-        "s.pinned = 1 OR s.id IN (SELECT id FROM protected) "
-        f"FROM sessions s WHERE {where} ORDER BY s.last_active_at, s.id",
-        params,
-    ).fetchall()
+def plan_prune(lifecycle: LifecycleQueries, selection: SessionFilter) -> PrunePlan:
+    """The sessions ``selection`` (already scoped, see :func:`prune_selection`) would delete
+    (``lifecycle``: ``store.lifecycle``)."""
+    rows = lifecycle.prune_rows(selection)
     candidates = [Candidate(r[0], r[1], r[2], r[3]) for r in rows if not r[4]]
     protected = sum(1 for r in rows if r[4])
-    active_where, active_params = build_where(dataclasses.replace(selection, ended_only=False))
-    active = connection.execute(
-        f"SELECT count(*) FROM sessions s WHERE {active_where} AND s.ended_at IS NULL",
-        active_params,
-    ).fetchone()[0]
+    active = lifecycle.count_active(dataclasses.replace(selection, ended_only=False))
     chosen = [c.id for c in candidates]
-    delegates = len(with_delegates(connection, chosen)) - len(chosen) if chosen else 0
+    delegates = len(lifecycle.with_delegates(chosen)) - len(chosen) if chosen else 0
     return PrunePlan(candidates, delegates, protected, active)
 
 
@@ -127,7 +119,7 @@ class PruneProgress:
 
 
 def run_prune(
-    connection: sqlite3.Connection,
+    lifecycle: LifecycleQueries,
     plan: PrunePlan,
     lock: LifecycleLock,
     *,
@@ -139,11 +131,11 @@ def run_prune(
     deleted = 0
     done = 0
     for number, batch in enumerate(batches(plan.candidates), start=1):
-        with write_transaction(connection) as db:
+        with lifecycle.transaction() as db:
             lock.renew(db)
-            doomed = with_delegates(db, still_eligible(db, batch))
+            doomed = db.with_delegates(db.still_eligible(batch))
             if doomed:
-                deleted += rowwrites.delete_sessions(db, doomed)
+                deleted += db.delete_sessions(doomed)
         done += len(batch)
         if on_batch is not None:
             on_batch(PruneProgress(number, deleted, done, len(plan.candidates)))

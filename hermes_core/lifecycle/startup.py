@@ -14,7 +14,7 @@ import typer
 
 if TYPE_CHECKING:
     from hermes_core.cli.context import CliContext
-    from hermes_core.store import SessionStore
+    from hermes_core.store.protocol import Store
 
 
 def arm_auto_clean(context: CliContext) -> None:
@@ -23,7 +23,7 @@ def arm_auto_clean(context: CliContext) -> None:
     if not (config["sessions.auto_prune"] or config["sessions.auto_archive"]):
         return
 
-    def on_open(store: SessionStore) -> None:
+    def on_open(store: Store) -> None:
         from .autoclean import run_auto_clean
 
         result = run_auto_clean(store, config)

@@ -7,10 +7,12 @@ it. Times are POSIX seconds written as decimal strings; structured values are JS
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import LifecycleTransaction, StateReader
 
 LAST_AUTO_PRUNE = "last_auto_prune"
 """When the automatic prune last started (the interval throttle reads this)."""
@@ -27,27 +29,18 @@ LOCK = "lifecycle_lock"
 """JSON of the process holding the lifecycle lock (see :mod:`.lock`)."""
 
 
-def read(connection: sqlite3.Connection, keys: Iterable[str]) -> dict[str, str]:
-    """The values of ``keys`` that are set (one query)."""
-    wanted = list(keys)
-    marks = ",".join("?" for _ in wanted)
-    rows = connection.execute(
-        f"SELECT key, value FROM state_meta WHERE key IN ({marks})", wanted
-    ).fetchall()
-    return {str(key): str(value) for key, value in rows if value is not None}
+def read(reader: StateReader, keys: Iterable[str]) -> dict[str, str]:
+    """The values of ``keys`` that are set (``reader``: ``store.lifecycle`` or a transaction)."""
+    return reader.read_state(keys)
 
 
-def write(db: sqlite3.Connection, values: dict[str, object]) -> None:
+def write(transaction: LifecycleTransaction, values: dict[str, object]) -> None:
     """Set keys inside the caller's write transaction (dicts and lists are stored as JSON)."""
-    db.executemany(
-        "INSERT INTO state_meta(key, value) VALUES (?, ?) "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        [(key, _text(value)) for key, value in values.items()],
-    )
+    transaction.write_state({key: _text(value) for key, value in values.items()})
 
 
-def delete(db: sqlite3.Connection, *keys: str) -> None:
-    db.executemany("DELETE FROM state_meta WHERE key = ?", [(key,) for key in keys])
+def delete(transaction: LifecycleTransaction, *keys: str) -> None:
+    transaction.delete_state(*keys)
 
 
 def _text(value: object) -> str:
@@ -79,9 +72,9 @@ class LifecycleRecord:
     last_failure: str | None
 
 
-def load_record(connection: sqlite3.Connection) -> LifecycleRecord:
+def load_record(reader: StateReader) -> LifecycleRecord:
     found = read(
-        connection,
+        reader,
         (
             LAST_AUTO_PRUNE,
             LAST_AUTO_PRUNE_REMOVED,

@@ -11,16 +11,14 @@ delete markers instead of freeing pages, and only a merge turns them into free p
 
 from __future__ import annotations
 
-import shutil
-import sqlite3
 import time
 from dataclasses import dataclass
-from pathlib import Path
-
-from hermes_core.store.connection import write_transaction
-from hermes_core.store.maintenance import file_bytes, optimize
+from typing import TYPE_CHECKING
 
 from . import state
+
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import LifecycleQueries
 
 MIN_FREE_SHARE = 0.10
 """VACUUM only when at least this share of the file's pages are free."""
@@ -41,16 +39,12 @@ class FreeSpace:
         return self.free_pages * self.page_size
 
 
-def free_space(connection: sqlite3.Connection) -> FreeSpace:
-    free = connection.execute("PRAGMA freelist_count").fetchone()[0]
-    pages = connection.execute("PRAGMA page_count").fetchone()[0]
-    size = connection.execute("PRAGMA page_size").fetchone()[0]
-    return FreeSpace(int(free), int(pages), int(size))
+def free_space(lifecycle: LifecycleQueries) -> FreeSpace:
+    return FreeSpace(*lifecycle.free_space())
 
 
 def skip_reason(
-    connection: sqlite3.Connection,
-    path: Path,
+    lifecycle: LifecycleQueries,
     *,
     enabled: bool,
     min_interval_days: int,
@@ -66,28 +60,25 @@ def skip_reason(
             f"last VACUUM {days:.1f} days ago (sessions.min_vacuum_interval_days "
             f"{min_interval_days})"
         )
-    space = free_space(connection)
+    space = free_space(lifecycle)
     if space.share < MIN_FREE_SHARE:
         return (
             f"only {space.share:.0%} of the file is free pages (VACUUM needs {MIN_FREE_SHARE:.0%})"
         )
-    try:
-        spare = shutil.disk_usage(path.parent).free
-    except OSError:
-        spare = None
-    if spare is not None and spare < file_bytes(path):
+    spare = lifecycle.spare_bytes()
+    if spare is not None and spare < lifecycle.size_bytes():
         return "not enough free disk space for VACUUM's copy of the store"
     return None
 
 
-def vacuum(connection: sqlite3.Connection, path: Path) -> tuple[int, int]:
+def vacuum(lifecycle: LifecycleQueries) -> tuple[int, int]:
     """Merge the full-text indexes, VACUUM, and record the time; returns the sizes on disk
     before and after."""
-    before, after = optimize(connection, path)
-    record_vacuum(connection)
+    before, after = lifecycle.optimize()
+    record_vacuum(lifecycle)
     return before, after
 
 
-def record_vacuum(connection: sqlite3.Connection, when: float | None = None) -> None:
-    with write_transaction(connection) as db:
+def record_vacuum(lifecycle: LifecycleQueries, when: float | None = None) -> None:
+    with lifecycle.transaction() as db:
         state.write(db, {state.LAST_VACUUM: time.time() if when is None else when})

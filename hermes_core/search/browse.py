@@ -7,30 +7,27 @@ preview (the start of the first user message).
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hermes_core.selection.filters import SessionFilter, build_where
+from hermes_core.selection.filters import SessionFilter
 
 from . import messages
 from .arguments import SearchArguments
+
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import SearchIndex
 
 PREVIEW_CHARS = 120
 
 
 def recent_sessions(
-    connection: sqlite3.Connection, limit: int, *, source: str | None = None
+    index: SearchIndex, limit: int, *, source: str | None = None
 ) -> list[dict[str, Any]]:
     """The ``limit`` most recently active listed sessions (newest first)."""
-    where, params = build_where(
-        SessionFilter(source=source, include_archived=False, include_delegates=False)
-    )
-    rows = connection.execute(
-        "SELECT s.id, s.title, s.started_at, s.last_active_at, s.source, s.message_count, "
-        "s.pinned, (SELECT substr(content, 1, ?) FROM messages "
-        "  WHERE session_id = s.id AND role = 'user' ORDER BY id LIMIT 1) "
-        f"FROM sessions s WHERE {where} ORDER BY s.last_active_at DESC LIMIT ?",
-        [PREVIEW_CHARS, *params, limit],
+    rows = index.recent_sessions(
+        SessionFilter(source=source, include_archived=False, include_delegates=False),
+        limit,
+        PREVIEW_CHARS,
     )
     return [
         {
@@ -47,6 +44,6 @@ def recent_sessions(
     ]
 
 
-def browse(connection: sqlite3.Connection, arguments: SearchArguments) -> dict[str, Any]:
-    found = recent_sessions(connection, arguments.limit, source=arguments.source)
+def browse(index: SearchIndex, arguments: SearchArguments) -> dict[str, Any]:
+    found = recent_sessions(index, arguments.limit, source=arguments.source)
     return {"form": "browse", "count": len(found), "sessions": found}

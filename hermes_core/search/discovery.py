@@ -10,10 +10,9 @@ searched like any other.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import messages
 from .arguments import DEFAULT_WINDOW, SearchArguments
@@ -22,6 +21,9 @@ from .query import PreparedQuery, prepare
 from .ranking import Hit, HitList, find_hits
 from .snippets import fts_snippet, marked_snippet
 from .titles import TitleMatch, sessions_named
+
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import SearchIndex, SearchSessionRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +36,7 @@ class Pick:
     title_match: TitleMatch | None
 
 
-def discover(connection: sqlite3.Connection, arguments: SearchArguments) -> dict[str, Any]:
+def discover(index: SearchIndex, arguments: SearchArguments) -> dict[str, Any]:
     """The discovery payload for ``arguments.query``."""
     query = prepare(arguments.query or "")
     payload: dict[str, Any] = {"form": "discovery", "query": query.text}
@@ -42,24 +44,24 @@ def discover(connection: sqlite3.Connection, arguments: SearchArguments) -> dict
         payload.update(count=0, results=[], ranking="none")
         return payload
     picks, found = ranked_picks(
-        connection,
+        index,
         query,
         roles=arguments.roles,
         source=arguments.source,
         sort=arguments.sort,
         limit=arguments.limit,
     )
-    sessions = _session_rows(connection, [p.session_id for p in picks])
+    sessions = index.session_rows([p.session_id for p in picks])
     results = [
         _result(
-            connection,
+            index,
             pick,
             sessions[pick.session_id],
             query,
             found,
-            full=index == 0 or arguments.detail == "full",
+            full=rank == 0 or arguments.detail == "full",
         )
-        for index, pick in enumerate(picks)
+        for rank, pick in enumerate(picks)
         if pick.session_id in sessions
     ]
     if found.sanitised and found.fts_query:
@@ -69,7 +71,7 @@ def discover(connection: sqlite3.Connection, arguments: SearchArguments) -> dict
 
 
 def ranked_picks(
-    connection: sqlite3.Connection,
+    index: SearchIndex,
     query: PreparedQuery,
     *,
     roles: Sequence[str],
@@ -78,18 +80,18 @@ def ranked_picks(
     limit: int,
 ) -> tuple[list[Pick], HitList]:
     """The best ``limit`` lineages for ``query`` (before hydration), and the hits behind them."""
-    found = find_hits(connection, query, roles=roles, source=source, sort=sort)
-    named = sessions_named(connection, query, source=source)
-    return _pick(connection, found, named, limit), found
+    found = find_hits(index, query, roles=roles, source=source, sort=sort)
+    named = sessions_named(index, query, source=source)
+    return _pick(index, found, named, limit), found
 
 
 def _pick(
-    connection: sqlite3.Connection, found: HitList, named: list[TitleMatch], limit: int
+    index: SearchIndex, found: HitList, named: list[TitleMatch], limit: int
 ) -> list[Pick]:
     """One pick per lineage: title-named sessions first, then lineages by their hits' order;
     each anchored at the lineage's best-scoring hit."""
     roots = lineage_roots(
-        connection, [m.session_id for m in named] + [h.session_id for h in found.hits]
+        index, [m.session_id for m in named] + [h.session_id for h in found.hits]
     )
     best: dict[str, Hit] = {}
     order: list[str] = []
@@ -117,24 +119,10 @@ def _pick(
     return picks[:limit]
 
 
-def _session_rows(
-    connection: sqlite3.Connection, session_ids: list[str]
-) -> dict[str, tuple[Any, ...]]:
-    if not session_ids:
-        return {}
-    marks = ",".join("?" for _ in session_ids)
-    rows = connection.execute(
-        f"SELECT id, title, started_at, last_active_at, source, archived FROM sessions "
-        f"WHERE id IN ({marks})",
-        session_ids,
-    )
-    return {row[0]: tuple(row) for row in rows}
-
-
 def _result(
-    connection: sqlite3.Connection,
+    index: SearchIndex,
     pick: Pick,
-    session: tuple[Any, ...],
+    session: SearchSessionRow,
     query: PreparedQuery,
     found: HitList,
     *,
@@ -143,11 +131,11 @@ def _result(
     session_id, title, started_at, last_active_at, source, archived = session
     if pick.hit is not None:
         anchor: int | None = pick.hit.message_id
-        snippet = content_snippet(connection, pick.hit.message_id, query, found)
+        snippet = content_snippet(index, pick.hit.message_id, query, found)
     else:
-        anchor = messages.first_conversation_message(connection, session_id)
+        anchor = messages.first_conversation_message(index, session_id)
         snippet = "title: " + marked_snippet(title or "", query.cjk_runs, query.words)
-    before, after = messages.position(connection, session_id, anchor) if anchor else (0, 0)
+    before, after = messages.position(index, session_id, anchor) if anchor else (0, 0)
     result: dict[str, Any] = {
         "session_id": session_id,
         "title": title,
@@ -169,19 +157,19 @@ def _result(
     if anchor is None:
         return result
     if full:
-        result["messages"] = messages.window(connection, session_id, anchor, DEFAULT_WINDOW)
-        result["bookend_start"], result["bookend_end"] = messages.bookends(connection, session_id)
+        result["messages"] = messages.window(index, session_id, anchor, DEFAULT_WINDOW)
+        result["bookend_start"], result["bookend_end"] = messages.bookends(index, session_id)
     else:
-        result["messages"] = messages.single(connection, anchor)
+        result["messages"] = messages.single(index, anchor)
     return result
 
 
 def content_snippet(
-    connection: sqlite3.Connection, message_id: int, query: PreparedQuery, found: HitList
+    index: SearchIndex, message_id: int, query: PreparedQuery, found: HitList
 ) -> str:
     if found.fts_query is not None:
-        snippet = fts_snippet(connection, found.fts_query, message_id)
+        snippet = fts_snippet(index, found.fts_query, message_id)
         if snippet:
             return snippet
-    row = connection.execute("SELECT content FROM messages WHERE id = ?", (message_id,)).fetchone()
-    return marked_snippet(row[0] if row else "", query.cjk_runs, query.words)
+    content = index.message_content(message_id)
+    return marked_snippet(content or "", query.cjk_runs, query.words)

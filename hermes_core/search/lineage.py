@@ -8,34 +8,21 @@ first session that is not such a continuation; that root's id names the family. 
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import SearchIndex
 
 LINEAGE_KINDS = ("compression", "branch")
 _MAX_DEPTH = 1000
 """A guard against a parent-link cycle in a damaged store."""
 
 
-def lineage_roots(connection: sqlite3.Connection, session_ids: Iterable[str]) -> dict[str, str]:
+def lineage_roots(index: SearchIndex, session_ids: Iterable[str]) -> dict[str, str]:
     """Each session id → the id of its lineage's root (itself when it has no such parent)."""
     ids = list(dict.fromkeys(session_ids))
-    roots: dict[str, str] = {}
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        marks = ",".join("?" for _ in chunk)
-        rows = connection.execute(
-            "WITH RECURSIVE up(start, id, parent, kind, depth) AS ("
-            "  SELECT id, id, parent_session_id, parent_kind, 0 FROM sessions "
-            f"  WHERE id IN ({marks})"
-            "  UNION ALL"
-            "  SELECT up.start, s.id, s.parent_session_id, s.parent_kind, up.depth + 1 "
-            "  FROM up JOIN sessions s ON s.id = up.parent "
-            "  WHERE up.kind IN ('compression', 'branch') AND up.depth < ?"
-            ") SELECT start, id FROM up ORDER BY start, depth",
-            [*chunk, _MAX_DEPTH],
-        )
-        for session_id, ancestor in rows:
-            roots[session_id] = ancestor  # the deepest ancestor comes last
+    roots = index.lineage_roots(ids, _MAX_DEPTH)
     for session_id in ids:
         roots.setdefault(session_id, session_id)
     return roots

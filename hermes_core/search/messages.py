@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import SearchIndex
 
 MESSAGE_CHARS = 4000
 """Longer message contents are cut to this many characters in every view."""
 BOOKEND_MESSAGES = 3
-_COLUMNS = "id, role, content, timestamp, tool_name, tool_calls"
 
 
 def iso_time(moment: float | None) -> str | None:
@@ -27,7 +28,7 @@ def iso_time(moment: float | None) -> str | None:
 
 
 def message_view(row: tuple[Any, ...], anchor_id: int | None = None) -> dict[str, Any]:
-    """One message row (``_COLUMNS``) as the payload shows it."""
+    """One message row (id, role, content, timestamp, tool name, tool calls JSON) as the payload shows it."""
     message_id, role, content, timestamp, tool_name, tool_calls = row
     text = content or ""
     view: dict[str, Any] = {
@@ -61,7 +62,7 @@ def _tool_call_names(text: str | None) -> list[str]:
 
 
 def window(
-    connection: sqlite3.Connection,
+    index: SearchIndex,
     session_id: str,
     anchor_id: int,
     size: int,
@@ -69,77 +70,43 @@ def window(
     flag_anchor: bool = True,
 ) -> list[dict[str, Any]]:
     """Up to ``size`` messages before the anchor, the anchor, up to ``size`` after it."""
-    before = connection.execute(
-        f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? AND id < ? ORDER BY id DESC LIMIT ?",
-        (session_id, anchor_id, size),
-    ).fetchall()
-    rest = connection.execute(
-        f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? AND id >= ? ORDER BY id LIMIT ?",
-        (session_id, anchor_id, size + 1),
-    ).fetchall()
+    before, rest = index.message_rows_around(session_id, anchor_id, size)
     flagged = anchor_id if flag_anchor else None
     return [message_view(row, flagged) for row in [*reversed(before), *rest]]
 
 
-def single(connection: sqlite3.Connection, message_id: int) -> list[dict[str, Any]]:
+def single(index: SearchIndex, message_id: int) -> list[dict[str, Any]]:
     """Just the anchor message, flagged (what a compact result carries)."""
-    row = connection.execute(f"SELECT {_COLUMNS} FROM messages WHERE id = ?", (message_id,))
-    return [message_view(found, message_id) for found in row]
+    return [message_view(found, message_id) for found in index.message_row(message_id)]
 
 
 def bookends(
-    connection: sqlite3.Connection, session_id: str
+    index: SearchIndex, session_id: str
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The first and the last :data:`BOOKEND_MESSAGES` user/assistant messages."""
-    first = connection.execute(
-        f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? "
-        "AND role IN ('user', 'assistant') ORDER BY id LIMIT ?",
-        (session_id, BOOKEND_MESSAGES),
-    ).fetchall()
-    last = connection.execute(
-        f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? "
-        "AND role IN ('user', 'assistant') ORDER BY id DESC LIMIT ?",
-        (session_id, BOOKEND_MESSAGES),
-    ).fetchall()
+    first, last = index.message_rows_ends(
+        session_id, BOOKEND_MESSAGES, BOOKEND_MESSAGES, conversation_only=True
+    )
     return [message_view(r) for r in first], [message_view(r) for r in reversed(last)]
 
 
-def position(connection: sqlite3.Connection, session_id: str, message_id: int) -> tuple[int, int]:
+def position(index: SearchIndex, session_id: str, message_id: int) -> tuple[int, int]:
     """How many messages of the session come before and after ``message_id``."""
-    before, after = connection.execute(
-        "SELECT (SELECT count(*) FROM messages WHERE session_id = ?1 AND id < ?2), "
-        "(SELECT count(*) FROM messages WHERE session_id = ?1 AND id > ?2)",
-        (session_id, message_id),
-    ).fetchone()
-    return int(before), int(after)
+    return index.message_position(session_id, message_id)
 
 
 def head_and_tail(
-    connection: sqlite3.Connection, session_id: str, head: int, tail: int
+    index: SearchIndex, session_id: str, head: int, tail: int
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The first ``head`` and the last ``tail`` messages of a session."""
-    first = connection.execute(
-        f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id LIMIT ?",
-        (session_id, head),
-    ).fetchall()
-    last = connection.execute(
-        f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT ?",
-        (session_id, tail),
-    ).fetchall()
+    first, last = index.message_rows_ends(session_id, head, tail, conversation_only=False)
     return [message_view(r) for r in first], [message_view(r) for r in reversed(last)]
 
 
-def all_messages(connection: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
-    rows = connection.execute(
-        f"SELECT {_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
-    )
-    return [message_view(r) for r in rows]
+def all_messages(index: SearchIndex, session_id: str) -> list[dict[str, Any]]:
+    return [message_view(r) for r in index.message_rows(session_id)]
 
 
-def first_conversation_message(connection: sqlite3.Connection, session_id: str) -> int | None:
+def first_conversation_message(index: SearchIndex, session_id: str) -> int | None:
     """The first user (else any) message: where a title-only match is anchored."""
-    row = connection.execute(
-        "SELECT id FROM messages WHERE session_id = ? ORDER BY role != 'user', id LIMIT 1",
-        (session_id,),
-    ).fetchone()
-    return None if row is None else int(row[0])
+    return index.first_conversation_message(session_id)

@@ -21,13 +21,16 @@ CJK index, at most :data:`CJK_CANDIDATES`, scored the same way from substring co
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from hermes_core.store.fulltext import find_cjk
+from hermes_core.store.errors import QueryRejected
 
 from .query import PreparedQuery, fold
+
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import SearchIndex
 
 FULL_RANK_MAX = 12_000
 """Queries matching at most this many messages (any role) are ranked by full FTS5 bm25."""
@@ -66,12 +69,8 @@ class HitList:
     """``full``, ``bounded``, ``sorted`` or ``cjk``: how the hits were ranked."""
 
 
-class _QueryRejected(Exception):
-    """FTS5 refused the query text."""
-
-
 def find_hits(
-    connection: sqlite3.Connection,
+    index: SearchIndex,
     query: PreparedQuery,
     *,
     roles: Sequence[str],
@@ -80,7 +79,7 @@ def find_hits(
 ) -> HitList:
     """The messages matching ``query`` in ``roles`` (and ``source``), ranked."""
     if query.is_cjk:
-        return HitList(_cjk_hits(connection, query, roles, source, sort), None, road="cjk")
+        return HitList(_cjk_hits(index, query, roles, source, sort), None, road="cjk")
     attempts = [(query.fts, False)]
     if query.fallback and query.fallback != query.fts:
         attempts.append((query.fallback, True))
@@ -88,71 +87,38 @@ def find_hits(
         if not fts:
             continue
         try:
-            hits, road = _fts_hits(connection, fts, roles, source, sort)
-        except _QueryRejected:
+            hits, road = _fts_hits(index, fts, roles, source, sort)
+        except QueryRejected:
             continue
         return HitList(hits, fts, sanitised, road)
     return HitList([], None, sanitised=True, road="none")
 
 
-def _filters(roles: Sequence[str], source: str | None) -> tuple[str, list[object]]:
-    marks = ",".join("?" for _ in roles)
-    sql = f" AND m.role IN ({marks})"
-    params: list[object] = list(roles)
-    if source is not None:
-        sql += " AND m.session_id IN (SELECT id FROM sessions WHERE source = ?)"
-        params.append(source)
-    return sql, params
-
-
 def _fts_hits(
-    connection: sqlite3.Connection,
+    index: SearchIndex,
     fts: str,
     roles: Sequence[str],
     source: str | None,
     sort: str | None,
 ) -> tuple[list[Hit], str]:
-    try:
-        if sort is None and not _more_matches_than(connection, fts, FULL_RANK_MAX):
-            return _full_bm25(connection, fts, roles, source), "full"
-        hits = _bounded(connection, fts, roles, source, sort)
-    except sqlite3.OperationalError as error:
-        # Syntax errors, unknown column filters, unterminated strings, special queries…
-        raise _QueryRejected(str(error)) from error
+    # The index raises QueryRejected for syntax errors, unknown column filters, unterminated
+    # strings, special queries…
+    if sort is None and not index.more_matches_than(fts, FULL_RANK_MAX):
+        return _full_bm25(index, fts, roles, source), "full"
+    hits = _bounded(index, fts, roles, source, sort)
     return hits, "bounded" if sort is None else "sorted"
 
 
-def _more_matches_than(connection: sqlite3.Connection, fts: str, count: int) -> bool:
-    row = connection.execute(
-        "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? "
-        "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-        (fts, count),
-    ).fetchone()
-    return row is not None
-
-
 def _full_bm25(
-    connection: sqlite3.Connection, fts: str, roles: Sequence[str], source: str | None
+    index: SearchIndex, fts: str, roles: Sequence[str], source: str | None
 ) -> list[Hit]:
     """Exact bm25 over every match. The best matches of any role are ranked first (no join:
     it is cheaper) and filtered; only when too few survive the filter is the ranking redone
     with the filter inside (e.g. ``tool`` alone, whose long outputs rank low)."""
-    ranked = connection.execute(
-        "SELECT rowid, bm25(messages_fts) AS score FROM messages_fts "
-        "WHERE messages_fts MATCH ? ORDER BY score, rowid DESC LIMIT ?",
-        (fts, 2 * RANKED_HITS),
-    ).fetchall()
+    ranked = index.ranked_matches(fts, 2 * RANKED_HITS)
     if not ranked:
         return []
-    where, params = _filters(roles, source)
-    marks = ",".join("?" for _ in ranked)
-    details = {
-        row[0]: (row[1], row[2])
-        for row in connection.execute(
-            f"SELECT m.id, m.session_id, m.timestamp FROM messages m WHERE m.id IN ({marks}){where}",
-            [*(row[0] for row in ranked), *params],
-        )
-    }
+    details = index.hit_details([row[0] for row in ranked], roles, source)
     hits = [
         Hit(message_id, *details[message_id], -score)
         for message_id, score in ranked
@@ -160,33 +126,26 @@ def _full_bm25(
     ]
     if len(hits) >= RANKED_HITS or len(ranked) < 2 * RANKED_HITS:
         return hits[:RANKED_HITS]
-    rows = connection.execute(
-        "SELECT f.rowid, m.session_id, m.timestamp, bm25(messages_fts) AS score "
-        "FROM messages_fts f JOIN messages m ON m.id = f.rowid "
-        f"WHERE messages_fts MATCH ?{where} ORDER BY score, f.rowid DESC LIMIT ?",
-        [fts, *params, RANKED_HITS],
-    )
+    rows = index.ranked_filtered_matches(fts, roles, source, RANKED_HITS)
     return [Hit(row[0], row[1], row[2], -row[3]) for row in rows]
 
 
 def _bounded(
-    connection: sqlite3.Connection,
+    index: SearchIndex,
     fts: str,
     roles: Sequence[str],
     source: str | None,
     sort: str | None,
 ) -> list[Hit]:
-    where, params = _filters(roles, source)
-    direction = "ASC" if sort == "oldest" else "DESC"
-    rows = connection.execute(
-        "SELECT f.rowid, m.session_id, m.timestamp, "
-        "highlight(messages_fts, 0, char(1), char(2)), d.sz "
-        "FROM messages_fts f JOIN messages m ON m.id = f.rowid "
-        "JOIN messages_fts_docsize d ON d.id = f.rowid "
-        f"WHERE messages_fts MATCH ?{where} ORDER BY f.rowid {direction} LIMIT ?",
-        [fts, *params, CANDIDATES],
-    ).fetchall()
-    average = _average_length(connection)
+    rows = index.newest_matches(
+        fts,
+        roles,
+        source,
+        oldest_first=sort == "oldest",
+        limit=CANDIDATES,
+        mark=_HIGHLIGHT_OPEN,
+    )
+    average = _average_length(index)
     hits = [
         Hit(
             message_id,
@@ -215,12 +174,11 @@ def bm25_term_score(frequency: int, length: float, average_length: float) -> flo
     return frequency * (K1 + 1) / (frequency + norm)
 
 
-def _average_length(connection: sqlite3.Connection) -> float:
+def _average_length(index: SearchIndex) -> float:
     """Mean tokens per indexed message, from FTS5's own averages record (row 1 of ``_data``)."""
-    row = connection.execute("SELECT block FROM messages_fts_data WHERE id = 1").fetchone()
-    if row is None or not row[0]:
+    data = index.index_averages()
+    if not data:
         return 1.0
-    data = bytes(row[0])
     rows, offset = _read_varint(data, 0)
     tokens, _ = _read_varint(data, offset)
     return tokens / rows if rows else 1.0
@@ -246,7 +204,7 @@ def _read_varint(data: bytes, offset: int) -> tuple[int, int]:
 
 
 def _cjk_hits(
-    connection: sqlite3.Connection,
+    index: SearchIndex,
     query: PreparedQuery,
     roles: Sequence[str],
     source: str | None,
@@ -254,20 +212,14 @@ def _cjk_hits(
 ) -> list[Hit]:
     candidates: set[int] | None = None
     for run in query.cjk_runs:
-        found = set(find_cjk(connection, run, limit=CJK_CANDIDATES))
+        found = set(index.cjk_matches(run, CJK_CANDIDATES))
         candidates = found if candidates is None else candidates & found
         if not candidates:
             return []
     ids = sorted(candidates or (), reverse=sort != "oldest")[:CJK_CANDIDATES]
     if not ids:
         return []
-    where, params = _filters(roles, source)
-    marks = ",".join("?" for _ in ids)
-    rows = connection.execute(
-        f"SELECT m.id, m.session_id, m.timestamp, m.content FROM messages m "
-        f"WHERE m.id IN ({marks}){where}",
-        [*ids, *params],
-    ).fetchall()
+    rows = index.message_contents(ids, roles, source)
     words = [w for w in query.words if w]
     scored: list[tuple[int, str, float, int, int]] = []
     for message_id, session_id, timestamp, content in rows:

@@ -9,13 +9,13 @@ store it was given; the profile part is reported back, not switched to).
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any
-
-from hermes_core.store.lookup import resolve_reference
+from typing import TYPE_CHECKING, Any
 
 from . import messages
 from .arguments import SearchArguments
+
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import SearchIndex
 
 READ_ALL_MESSAGES = 60
 READ_ALL_CHARS = 60_000
@@ -35,17 +35,11 @@ def split_link(reference: str) -> tuple[str | None, str]:
     return profile or None, session_id
 
 
-def read(connection: sqlite3.Connection, arguments: SearchArguments) -> dict[str, Any]:
+def read(index: SearchIndex, arguments: SearchArguments) -> dict[str, Any]:
     assert arguments.session_id is not None
     profile, reference = split_link(arguments.session_id)
-    session_id = resolve_reference(connection, reference)
-    title, started_at, last_active_at, source, count, chars = connection.execute(
-        "SELECT title, started_at, last_active_at, source, "
-        "(SELECT count(*) FROM messages WHERE session_id = ?1), "
-        "(SELECT coalesce(sum(length(content)), 0) FROM messages WHERE session_id = ?1) "
-        "FROM sessions WHERE id = ?1",
-        (session_id,),
-    ).fetchone()
+    session_id = index.resolve(reference)
+    title, started_at, last_active_at, source, count, chars = index.session_summary(session_id)
     payload: dict[str, Any] = {
         "form": "read",
         "session_id": session_id,
@@ -58,9 +52,9 @@ def read(connection: sqlite3.Connection, arguments: SearchArguments) -> dict[str
     if profile is not None:
         payload["profile"] = profile
     if count <= READ_ALL_MESSAGES and chars <= READ_ALL_CHARS:
-        payload.update(complete=True, messages=messages.all_messages(connection, session_id))
+        payload.update(complete=True, messages=messages.all_messages(index, session_id))
         return payload
-    head, tail = messages.head_and_tail(connection, session_id, HEAD_MESSAGES, TAIL_MESSAGES)
+    head, tail = messages.head_and_tail(index, session_id, HEAD_MESSAGES, TAIL_MESSAGES)
     omitted = max(0, count - len(head) - len(tail))
     if omitted == 0:  # few but very long messages: everything fits in head and tail
         tail = [m for m in tail if m["id"] not in {h["id"] for h in head}]

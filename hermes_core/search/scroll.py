@@ -9,34 +9,30 @@ start/end of the session.
 
 from __future__ import annotations
 
-import sqlite3
-from typing import Any
-
-from hermes_core.store.lookup import resolve_reference
+from typing import TYPE_CHECKING, Any
 
 from . import messages
 from .arguments import SearchArgumentError, SearchArguments
 
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import SearchIndex
 
-def scroll(connection: sqlite3.Connection, arguments: SearchArguments) -> dict[str, Any]:
+
+def scroll(index: SearchIndex, arguments: SearchArguments) -> dict[str, Any]:
     assert arguments.session_id is not None and arguments.around_message_id is not None
-    session_id = resolve_reference(connection, arguments.session_id)
+    session_id = index.resolve(arguments.session_id)
     anchor = arguments.around_message_id
-    row = connection.execute(
-        "SELECT m.session_id, s.title FROM messages m JOIN sessions s ON s.id = m.session_id "
-        "WHERE m.id = ?",
-        (anchor,),
-    ).fetchone()
+    row = index.message_session(anchor)
     if row is None or row[0] != session_id:
         raise SearchArgumentError(f"message {anchor} is not in session {session_id}")
-    before, after = messages.position(connection, session_id, anchor)
+    before, after = messages.position(index, session_id, anchor)
     return {
         "form": "scroll",
         "session_id": session_id,
         "title": row[1],
         "around_message_id": anchor,
         "window": arguments.window,
-        "messages": messages.window(connection, session_id, anchor, arguments.window),
+        "messages": messages.window(index, session_id, anchor, arguments.window),
         "messages_before": before,
         "messages_after": after,
     }

@@ -7,10 +7,13 @@ title matches are cut and marked here the same way.
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .query import fold
+
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import SearchIndex
 
 MATCH_START = ">>>"
 MATCH_END = "<<<"
@@ -21,17 +24,12 @@ SNIPPET_CHARS = 160
 """Characters of context for snippets cut here."""
 
 
-def fts_snippet(connection: sqlite3.Connection, fts_query: str, message_id: int) -> str | None:
-    """FTS5's snippet of ``message_id`` for the query that found it."""
-    try:
-        row = connection.execute(
-            "SELECT snippet(messages_fts, 0, ?, ?, ?, ?) FROM messages_fts "
-            "WHERE messages_fts MATCH ? AND rowid = ?",
-            (MATCH_START, MATCH_END, ELLIPSIS, SNIPPET_TOKENS, fts_query, message_id),
-        ).fetchone()
-    except sqlite3.OperationalError:
-        return None
-    return _one_line(row[0]) if row and row[0] else None
+def fts_snippet(index: SearchIndex, fts_query: str, message_id: int) -> str | None:
+    """The full-text index's snippet of ``message_id`` for the query that found it."""
+    snippet = index.fts_snippet(
+        fts_query, message_id, MATCH_START, MATCH_END, ELLIPSIS, SNIPPET_TOKENS
+    )
+    return _one_line(snippet) if snippet else None
 
 
 def marked_snippet(text: str, needles: Sequence[str], words: Sequence[str] = ()) -> str:

@@ -8,12 +8,15 @@ it. Such sessions come first in discovery, an exact title first.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from hermes_core.store.titles import MAX_TITLE_LENGTH, split_lineage_title
 
 from .query import PreparedQuery, word_tokens
+
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import SearchIndex
 
 TITLE_COVERAGE = 0.5
 _PREFILTER_ROWS = 2000
@@ -28,7 +31,7 @@ class TitleMatch:
 
 
 def sessions_named(
-    connection: sqlite3.Connection, query: PreparedQuery, *, source: str | None = None
+    index: SearchIndex, query: PreparedQuery, *, source: str | None = None
 ) -> list[TitleMatch]:
     """Sessions whose title names ``query``, best first."""
     if not query.words and not query.cjk_runs:
@@ -40,38 +43,17 @@ def sessions_named(
     # necessary conditions — each ASCII word as a substring (LIKE folds ASCII case) and a
     # length a named title cannot exceed — then check the coverage here.
     needed = sum(len(word) for word in query.words) + sum(len(run) for run in query.cjk_runs)
-    conditions = ["title IS NOT NULL", "length(title) <= ?"]
-    params: list[object] = [6 * needed + 12]
-    for word in ascii_words:
-        conditions.append("title LIKE ? ESCAPE '\\'")
-        params.append("%" + _escape_like(word) + "%")
-    for run in query.cjk_runs:
-        conditions.append("instr(title, ?) > 0")
-        params.append(run)
-    rows = connection.execute(
-        f"SELECT rowid, title FROM sessions INDEXED BY idx_sessions_title "
-        f"WHERE {' AND '.join(conditions)} LIMIT ?",
-        [*params, _PREFILTER_ROWS],
-    ).fetchall()
+    rows = index.title_candidates(ascii_words, query.cjk_runs, 6 * needed + 12, _PREFILTER_ROWS)
     covered = {rowid: (title, title_coverage(title, query)) for rowid, title in rows}
     named = [rowid for rowid, (_title, coverage) in covered.items() if coverage >= TITLE_COVERAGE]
     if not named:
         return []
-    marks = ",".join("?" for _ in named)
-    source_sql = " AND source = ?" if source is not None else ""
     found = [
         TitleMatch(session_id, covered[rowid][0], covered[rowid][1], last_active)
-        for rowid, session_id, last_active in connection.execute(
-            f"SELECT rowid, id, last_active_at FROM sessions WHERE rowid IN ({marks}){source_sql}",
-            [*named, *([source] if source is not None else [])],
-        )
+        for rowid, session_id, last_active in index.titled_sessions(named, source)
     ]
     found.sort(key=lambda match: (-match.coverage, -match.last_active_at))
     return found
-
-
-def _escape_like(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def title_coverage(title: str, query: PreparedQuery) -> float:

@@ -9,7 +9,6 @@ anything an agent can send.
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +23,7 @@ from .arguments import (
 )
 
 if TYPE_CHECKING:
-    from hermes_core.store import SessionStore
+    from hermes_core.store.protocol import SearchIndex
 
 TOOL_NAME = "session_search"
 
@@ -112,52 +111,53 @@ SESSION_SEARCH_TOOL: dict[str, Any] = {
 """The tool definition to register with an agent runtime (JSON schema for the arguments)."""
 
 
-def run_search(connection: sqlite3.Connection, arguments: dict[str, Any]) -> dict[str, Any]:
-    """One call against an open connection; errors an agent can cause become ``{"error"}``."""
+def run_search(store: object, arguments: dict[str, Any]) -> dict[str, Any]:
+    """One call against an open store (or its :class:`~hermes_core.store.protocol.SearchIndex`);
+    errors an agent can cause become ``{"error"}``."""
     from hermes_core.store.errors import StoreError
+    from hermes_core.store.search_queries import search_index_of
 
     from .browse import browse
     from .discovery import discover
     from .read import read
     from .scroll import scroll
 
+    index: SearchIndex = search_index_of(store)
     try:
         parsed = parse_arguments(arguments)
         if parsed.form == "discovery":
-            return discover(connection, parsed)
+            return discover(index, parsed)
         if parsed.form == "scroll":
-            return scroll(connection, parsed)
+            return scroll(index, parsed)
         if parsed.form == "read":
-            return read(connection, parsed)
-        return browse(connection, parsed)
+            return read(index, parsed)
+        return browse(index, parsed)
     except (SearchArgumentError, StoreError) as error:
         return {"error": str(error)}
-    except sqlite3.DatabaseError as error:  # a damaged or unreadable store, not the agent's doing
+    except index.database_errors as error:  # a damaged or unreadable store, not the agent's doing
         return {
             "error": f"the session store cannot be read ({error}); try 'hermes sessions repair'"
         }
 
 
-def session_search(
-    store: SessionStore | sqlite3.Connection | None = None, /, **arguments: Any
-) -> dict[str, Any]:
+def session_search(store: object | None = None, /, **arguments: Any) -> dict[str, Any]:
     """Run ``session_search`` with an agent's ``arguments`` (see :data:`SESSION_SEARCH_TOOL`).
 
-    ``store`` is a :class:`~hermes_core.store.SessionStore` or an open connection to one;
-    without it, the store of ``$HERMES_HOME`` (else ``~/.hermes``) is opened for this call.
+    ``store`` is an open store (a :class:`~hermes_core.store.SessionStore` or any backend's),
+    or an open ``sqlite3`` connection to a ``state.db``; without it, the configured store of
+    ``$HERMES_HOME`` (else ``~/.hermes``) is opened for this call.
     """
-    if isinstance(store, sqlite3.Connection):
-        return run_search(store, arguments)
     if store is not None:
-        return run_search(store.connection, arguments)
-    from hermes_core.store import SessionStore, StoreError
+        return run_search(store, arguments)
+    from hermes_core.store import StoreError
+    from hermes_core.store.backends import open_store
 
     try:
-        opened = SessionStore.open(_default_home())
+        opened = open_store(_default_home())
     except StoreError as error:
         return {"error": str(error)}
     with opened:
-        return run_search(opened.connection, arguments)
+        return run_search(opened, arguments)
 
 
 def _default_home() -> Path:

@@ -9,13 +9,16 @@ the last word taken as a prefix once it has :data:`PREFIX_MIN_CHARS` characters)
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .arguments import DEFAULT_ROLES
 from .browse import PREVIEW_CHARS
 from .discovery import content_snippet, ranked_picks
 from .query import has_cjk, prepare
+
+if TYPE_CHECKING:
+    from hermes_core.store.protocol import SearchIndex
 
 BROWSE_ROWS = 50
 """Rows offered for one query."""
@@ -24,7 +27,6 @@ CONTENT_ROWS = 20
 PREFIX_MIN_CHARS = 3
 """Shorter last words are searched whole: a one-letter prefix would expand to thousands of
 index terms on a big store."""
-_LISTED = "archived = 0 AND (parent_kind IS NULL OR parent_kind != 'delegate')"
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,17 +41,18 @@ class BrowseRow:
     """``recent``, ``title`` or ``content``."""
 
 
-def browse_rows(
-    connection: sqlite3.Connection, typed: str, *, limit: int = BROWSE_ROWS
-) -> list[BrowseRow]:
-    """The rows the picker shows for ``typed``."""
+def browse_rows(store: object, typed: str, *, limit: int = BROWSE_ROWS) -> list[BrowseRow]:
+    """The rows the picker shows for ``typed`` (``store``: an open store or its search index)."""
+    from hermes_core.store.search_queries import search_index_of
+
+    index = search_index_of(store)
     text = " ".join(typed.split())
     if not text:
-        return _recent(connection, limit)
-    rows = _title_matches(connection, text, limit)
+        return _recent(index, limit)
+    rows = _title_matches(index, text, limit)
     if len(rows) < limit:
         wanted = min(CONTENT_ROWS, limit - len(rows))
-        rows.extend(_content_matches(connection, text, wanted, {r.session_id for r in rows}))
+        rows.extend(_content_matches(index, text, wanted, {r.session_id for r in rows}))
     return rows[:limit]
 
 
@@ -61,66 +64,33 @@ def typeahead_query(text: str) -> str:
     return text
 
 
-def _preview_sql() -> str:
-    return (
-        "(SELECT substr(content, 1, ?) FROM messages WHERE session_id = s.id AND role = 'user' "
-        "ORDER BY id LIMIT 1)"
-    )
-
-
-def _recent(connection: sqlite3.Connection, limit: int) -> list[BrowseRow]:
-    rows = connection.execute(
-        f"SELECT s.id, s.title, s.last_active_at, s.source, {_preview_sql()} FROM sessions s "
-        f"WHERE {_LISTED} ORDER BY s.last_active_at DESC LIMIT ?",
-        (PREVIEW_CHARS, limit),
-    )
+def _recent(index: SearchIndex, limit: int) -> list[BrowseRow]:
+    rows = index.listed_recent(limit, PREVIEW_CHARS)
     return [BrowseRow(r[0], r[1], r[2], r[3], _one_line(r[4]), "recent") for r in rows]
 
 
-def _title_matches(connection: sqlite3.Connection, text: str, limit: int) -> list[BrowseRow]:
-    conditions = ["s.title IS NOT NULL", _LISTED]
-    params: list[object] = [PREVIEW_CHARS]
-    for word in text.split():
-        if word.isascii():
-            conditions.append("s.title LIKE ? ESCAPE '\\'")
-            escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            params.append(f"%{escaped}%")
-        else:
-            conditions.append("instr(lower(s.title), ?) > 0")
-            params.append(word.lower())
-    rows = connection.execute(
-        f"SELECT s.id, s.title, s.last_active_at, s.source, {_preview_sql()} FROM sessions s "
-        f"WHERE {' AND '.join(conditions)} ORDER BY s.last_active_at DESC LIMIT ?",
-        [*params, limit],
-    )
+def _title_matches(index: SearchIndex, text: str, limit: int) -> list[BrowseRow]:
+    rows = index.listed_title_matches(text.split(), limit, PREVIEW_CHARS)
     return [BrowseRow(r[0], r[1], r[2], r[3], _one_line(r[4]), "title") for r in rows]
 
 
 def _content_matches(
-    connection: sqlite3.Connection, text: str, limit: int, shown: set[str]
+    index: SearchIndex, text: str, limit: int, shown: set[str]
 ) -> list[BrowseRow]:
     query = prepare(typeahead_query(text))
     if query.is_empty:
         return []
-    picks, found = ranked_picks(connection, query, roles=DEFAULT_ROLES, limit=limit + len(shown))
+    picks, found = ranked_picks(index, query, roles=DEFAULT_ROLES, limit=limit + len(shown))
     wanted = [p for p in picks if p.session_id not in shown and p.hit is not None]
     if not wanted:
         return []
-    marks = ",".join("?" for _ in wanted)
-    sessions = {
-        row[0]: row
-        for row in connection.execute(
-            f"SELECT id, title, last_active_at, source FROM sessions "
-            f"WHERE id IN ({marks}) AND {_LISTED}",
-            [p.session_id for p in wanted],
-        )
-    }
+    sessions = index.listed_sessions([p.session_id for p in wanted])
     rows: list[BrowseRow] = []
     for pick in wanted[:limit]:
         session = sessions.get(pick.session_id)
         if session is None or pick.hit is None:
             continue
-        snippet = content_snippet(connection, pick.hit.message_id, query, found)
+        snippet = content_snippet(index, pick.hit.message_id, query, found)
         rows.append(BrowseRow(session[0], session[1], session[2], session[3], snippet, "content"))
     return rows
 

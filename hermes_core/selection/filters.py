@@ -1,13 +1,12 @@
 """The one selection of sessions (SPEC F1), shared by list, export, prune and archive.
 
-A :class:`SessionFilter` holds already-parsed values; :func:`build_where` turns it into one
-parameterised SQL condition over ``sessions`` aliased ``s``.
+A :class:`SessionFilter` holds already-parsed values; the store turns it into one
+parameterised condition (for SQLite: :func:`hermes_core.store.selection_sql.build_where`),
+so every backend selects by the same filter.
 """
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, fields
 
 from .timespec import FilterError
@@ -82,86 +81,10 @@ class SessionFilter:
         return self.has_attribute_filters
 
 
-_EXACT_COLUMNS = {
-    "source": "s.source",
-    "end_reason": "s.end_reason",
-    "user": "s.user_id",
-    "chat_id": "s.chat_id",
-    "chat_type": "s.chat_type",
-    "provider": "s.billing_provider",
-}
-_SUBSTRING_COLUMNS = {"title": "s.title", "model": "s.model", "branch": "s.git_branch"}
-_TIME_CONDITIONS = {
-    "older_than": "s.last_active_at < ?",
-    "newer_than": "s.last_active_at >= ?",
-    "before": "s.started_at < ?",
-    "after": "s.started_at >= ?",
-}
-_MEASURES = {
-    "messages": "s.message_count",
-    "tokens": "(s.input_tokens + s.output_tokens)",
-    "cost": "coalesce(s.cost_actual_usd, s.cost_estimated_usd)",
-    "tool_calls": "s.tool_call_count",
-}
-"""Numeric bounds: ``min_<name>``/``max_<name>`` (inclusive) compare against these
-expressions. A session without any cost never matches a cost bound (NULL compares false)."""
-
-
 def build_where(selection: SessionFilter) -> tuple[str, list[object]]:
-    """One parameterised SQL condition over ``sessions`` aliased ``s`` (AND of every set field).
+    """One parameterised SQL condition over ``sessions`` aliased ``s`` (AND of every set field);
+    the SQL lives with the store (:mod:`hermes_core.store.selection_sql`), which every
+    selecting method calls with the filter itself."""
+    from hermes_core.store.selection_sql import build_where as where
 
-    An empty filter gives ``"1"`` and no parameters.
-    """
-    conditions: list[str] = []
-    params: list[object] = []
-
-    def add(condition: str, *values: object) -> None:
-        conditions.append(condition)
-        params.extend(values)
-
-    for name, condition in _TIME_CONDITIONS.items():
-        point = getattr(selection, name)
-        if point is not None:
-            add(condition, point)
-    for name, column in _EXACT_COLUMNS.items():
-        value = getattr(selection, name)
-        if value is not None:
-            add(f"{column} = ?", value)
-    for name, column in _SUBSTRING_COLUMNS.items():
-        value = getattr(selection, name)
-        if value is not None:
-            # instr() takes the text literally: % and _ in a title are no wildcards.
-            add(f"instr(lower({column}), lower(?)) > 0", value)
-    if selection.cwd is not None:
-        directory = _without_trailing_slash(selection.cwd)
-        prefix = directory + "/" if directory != "/" else "/"
-        add("(s.cwd = ? OR substr(s.cwd, 1, ?) = ?)", directory, len(prefix), prefix)
-    if selection.workspace is not None:
-        # The folder-name rule needs no clause of its own: a path contains its last folder name.
-        fragment = _without_trailing_slash(os.path.expanduser(selection.workspace))
-        add("instr(coalesce(s.git_repo_root, s.cwd), ?) > 0", fragment)
-    for measure, expression in _MEASURES.items():
-        low = getattr(selection, f"min_{measure}")
-        high = getattr(selection, f"max_{measure}")
-        if low is not None:
-            add(f"{expression} >= ?", low)
-        if high is not None:
-            add(f"{expression} <= ?", high)
-    if selection.ended_only:
-        add("s.ended_at IS NOT NULL")
-    if not selection.include_archived:
-        add("s.archived = 0")
-    if not selection.include_delegates:
-        add("(s.parent_kind IS NULL OR s.parent_kind != 'delegate')")
-    if selection.session_ids is not None:
-        # One JSON parameter instead of one per id: no limit on how many ids are selected.
-        add("s.id IN (SELECT value FROM json_each(?))", json.dumps(list(selection.session_ids)))
-    if not conditions:
-        return "1", []
-    return " AND ".join(conditions), params
-
-
-def _without_trailing_slash(path: str) -> str:
-    """``/a/b/`` → ``/a/b``; the root stays ``/``."""
-    stripped = path.rstrip("/")
-    return stripped if stripped or not path else "/"
+    return where(selection)

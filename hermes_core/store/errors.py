@@ -36,3 +36,11 @@ class InvalidTitle(StoreError):
 
 class TitleInUse(InvalidTitle):
     """Another session already has this title."""
+
+
+class QueryRejected(StoreError):
+    """The full-text index refused a query's text (a syntax it does not accept)."""
+
+
+class InvalidStoreUrl(StoreError):
+    """``store.url`` is malformed, or names a backend that is not installed."""

@@ -2,7 +2,14 @@
 
 The command line, the gateway and any agent runtime record sessions through this facade;
 nothing else writes SQL against ``state.db``. One instance holds one connection and is meant
-for one thread (the automatic-title worker opens its own).
+for one thread (the automatic-title worker opens its own). It is the built-in SQLite backend
+of :class:`~hermes_core.store.protocol.Store`; the engines' many small reads go through its
+facets ``search_index``, ``lifecycle``, ``imports`` and ``routing``.
+
+Every write that starts or ends a session fires the plugin events, whatever its origin:
+``create_session``, ``end_session``, ``continue_after_compression``, imports and restores
+(through ``imports``), and deleting a session that was still open (``session_ended`` with
+reason ``deleted``). Prune and archive touch ended sessions only and fire nothing.
 """
 
 from __future__ import annotations
@@ -10,13 +17,13 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hermes_hookspecs import Message, ParentKind, Session
 
-from . import fulltext, rowwrites
+from . import fulltext, lineage_queries, rowwrites
 from .connection import (
     WAL_INLINE_CHECKPOINT_BYTES,
     BackgroundCheckpointer,
@@ -25,7 +32,12 @@ from .connection import (
     write_transaction,
 )
 from .errors import SessionNotFound, StoreUnavailable
+from .import_bookkeeping import SqliteImportBookkeeping
+from .lifecycle_queries import SqliteLifecycle
+from .lifecycle_queries import read_state as _read_state
+from .lifecycle_queries import write_state as _write_state
 from .lookup import resolve_reference
+from .routing import SqliteRouting
 from .rows import (
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
@@ -34,6 +46,7 @@ from .rows import (
     session_from_row,
 )
 from .schema import migrate
+from .search_queries import SqliteSearchIndex
 
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
@@ -75,6 +88,14 @@ class SessionStore:
         self._connection.execute("PRAGMA wal_autocheckpoint = 0")
         self._checkpointer = BackgroundCheckpointer(self.path)
         self._writes_since_wal_check = 0
+        self.search_index = SqliteSearchIndex(self._connection)
+        """The reads of ``session_search`` and the browse picker."""
+        self.lifecycle = SqliteLifecycle(self._connection, self.path)
+        """What prune, archive and the automatic clean-up read and write."""
+        self.imports = SqliteImportBookkeeping(self._connection, events)
+        """Import writes and bookkeeping (their sessions fire the plugin events)."""
+        self.routing = SqliteRouting(self._connection)
+        """The gateway's session-key routes."""
 
     @classmethod
     def open(cls, home: Path | str, *, events: SessionEvents | None = None) -> SessionStore:
@@ -83,8 +104,14 @@ class SessionStore:
 
     @property
     def connection(self) -> sqlite3.Connection:
-        """The underlying connection, for the store's own service modules."""
+        """The underlying connection, for the store's own modules and SQLite-level tests
+        (engines use the typed methods and facets: another backend has no connection)."""
         return self._connection
+
+    @property
+    def url(self) -> str:
+        """Where this store lives, as a ``store.url``."""
+        return f"sqlite:///{self.path}"
 
     def close(self) -> None:
         """Wait briefly for automatic titles in flight, then close the connection."""
@@ -259,12 +286,15 @@ class SessionStore:
 
     def delete_session(self, session_id: str) -> list[str]:
         """Delete a session with its messages; its delegate/subagent children go with it,
-        other children are kept and lose their parent link. Returns the deleted ids."""
+        other children are kept and lose their parent link. Returns the deleted ids.
+        Sessions still open fire ``session_ended`` with reason ``deleted``."""
         with write_transaction(self._connection) as db:
             if not rowwrites.session_exists(db, session_id):
                 raise SessionNotFound(f"no session {session_id}")
             doomed = rowwrites.with_delegates(db, [session_id])
+            still_open = self._open_sessions(db, doomed)
             rowwrites.delete_sessions(db, doomed)
+        self._announce_deleted(still_open)
         return doomed
 
     def delete_sessions(self, session_ids: Sequence[str], *, batch_size: int = 500) -> int:
@@ -274,8 +304,33 @@ class SessionStore:
         for start in range(0, len(session_ids), batch_size):
             with write_transaction(self._connection) as db:
                 batch = list(session_ids[start : start + batch_size])
-                deleted += rowwrites.delete_sessions(db, rowwrites.with_delegates(db, batch))
+                doomed = rowwrites.with_delegates(db, batch)
+                still_open = self._open_sessions(db, doomed)
+                deleted += rowwrites.delete_sessions(db, doomed)
+            self._announce_deleted(still_open)
         return deleted
+
+    def _open_sessions(self, db: sqlite3.Connection, session_ids: Sequence[str]) -> list[Session]:
+        """The sessions of ``session_ids`` not ended yet (read only when a plugin listens)."""
+        if self._events is None or not session_ids:
+            return []
+        found: list[Session] = []
+        for start in range(0, len(session_ids), 500):
+            chunk = list(session_ids[start : start + 500])
+            marks = ",".join("?" for _ in chunk)
+            rows = db.execute(
+                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id IN ({marks}) "
+                "AND ended_at IS NULL",
+                chunk,
+            )
+            found.extend(session_from_row(row) for row in rows)
+        return found
+
+    def _announce_deleted(self, sessions: Sequence[Session]) -> None:
+        if self._events is None:
+            return
+        for session in sessions:
+            self._events.session_ended(session, "deleted")
 
     def set_pinned(self, session_ids: Iterable[str], pinned: bool) -> int:
         """Pin or unpin sessions; returns how many changed."""
@@ -356,7 +411,9 @@ class SessionStore:
         pinned_first: bool = False,
     ) -> Iterator[Session]:
         """Stream the sessions matching ``selection`` without holding them all."""
-        from hermes_core.selection.filters import SessionFilter, build_where
+        from hermes_core.selection.filters import SessionFilter
+
+        from .selection_sql import build_where
 
         where, params = build_where(selection or SessionFilter())
         return self._query_sessions(
@@ -368,7 +425,9 @@ class SessionStore:
     ) -> list[Session]:
         """What ``hermes sessions list`` shows: every pinned match (pinned sessions always
         show), then the ``limit`` most recently active other matches."""
-        from hermes_core.selection.filters import SessionFilter, build_where
+        from hermes_core.selection.filters import SessionFilter
+
+        from .selection_sql import build_where
 
         where, params = build_where(selection or SessionFilter())
         pinned = self._query_sessions(f"({where}) AND s.pinned = 1", params)
@@ -377,7 +436,9 @@ class SessionStore:
 
     def count_sessions(self, selection: SessionFilter | None = None) -> int:
         """How many sessions match ``selection``."""
-        from hermes_core.selection.filters import SessionFilter, build_where
+        from hermes_core.selection.filters import SessionFilter
+
+        from .selection_sql import build_where
 
         where, params = build_where(selection or SessionFilter())
         count: int = self._connection.execute(
@@ -429,6 +490,57 @@ class SessionStore:
             ).fetchone()
             found[session_id] = " ".join(row[0].split()) if row else ""
         return found
+
+    def message_count(self, session_id: str) -> int:
+        """How many messages a session holds (0 for an unknown session)."""
+        count: int = self._connection.execute(
+            "SELECT count(*) FROM messages WHERE session_id = ?", (session_id,)
+        ).fetchone()[0]
+        return count
+
+    # ------------------------------------------------------------------ lineage and delegates
+
+    def compression_root(self, session_id: str) -> str:
+        """The first session of ``session_id``'s compression lineage (itself when none)."""
+        return lineage_queries.compression_root(self._connection, session_id)
+
+    def compression_lineage(self, session_id: str) -> list[str]:
+        """Every session of ``session_id``'s compression lineage, oldest first."""
+        return lineage_queries.compression_lineage(self._connection, session_id)
+
+    def delegate_children(self, session_id: str) -> tuple[str, ...]:
+        """The delegate/subagent sessions working directly for ``session_id``, oldest first."""
+        return lineage_queries.delegate_children(self._connection, session_id)
+
+    def delegate_tree(self, session_id: str) -> list[str]:
+        """``session_id`` and every delegate working for it, recursively."""
+        return lineage_queries.delegate_tree(self._connection, session_id)
+
+    def iter_parents_first(self, selection: SessionFilter) -> Iterator[str]:
+        """The ids of ``selection``, every parent before its children (backups restore in
+        one pass), then by start time."""
+        return lineage_queries.iter_parents_first(self._connection, selection)
+
+    def delete_exactly(self, session_id: str, expected_messages: Mapping[str, int]) -> list[str]:
+        """Delete ``session_id`` and its delegates in one transaction if they are exactly the
+        sessions of ``expected_messages`` with those message counts (else raise
+        ``SessionsChanged``, deleting nothing). Open sessions fire ``session_ended``."""
+        with write_transaction(self._connection) as db:
+            still_open = self._open_sessions(db, list(expected_messages))
+            deleted = lineage_queries.delete_exactly(db, session_id, expected_messages)
+        self._announce_deleted(still_open)
+        return deleted
+
+    # ------------------------------------------------------------------ state_meta
+
+    def read_state(self, keys: Iterable[str]) -> dict[str, str]:
+        """The ``state_meta`` values of ``keys`` that are set."""
+        return _read_state(self._connection, keys)
+
+    def write_state(self, values: Mapping[str, str]) -> None:
+        """Set ``state_meta`` keys in one transaction."""
+        with write_transaction(self._connection) as db:
+            _write_state(db, values)
 
     def stats(self) -> StoreStats:
         """Counts and size for ``hermes sessions stats``."""

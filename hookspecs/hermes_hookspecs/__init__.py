@@ -28,6 +28,8 @@ from ._protocols import (
     ModelProvider,
     PlatformAdapter,
     SessionSource,
+    StoreBackend,
+    StoreEvents,
 )
 from ._types import (
     END_REASONS,
@@ -106,6 +108,8 @@ __all__ = [
     "SessionRecord",
     "SessionSource",
     "SourceInfo",
+    "StoreBackend",
+    "StoreEvents",
     "TextDelta",
     "TokenUsage",
     "ToolCall",

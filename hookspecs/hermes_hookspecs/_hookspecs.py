@@ -12,7 +12,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._markers import hookspec
-from ._protocols import Exporter, Importer, ModelProvider, PlatformAdapter, SessionSource
+from ._protocols import (
+    Exporter,
+    Importer,
+    ModelProvider,
+    PlatformAdapter,
+    SessionSource,
+    StoreBackend,
+)
 from ._types import Message, RedactionRule, Session
 
 
@@ -46,6 +53,16 @@ def hermes_register_model_providers(register: Callable[[ModelProvider], None]) -
 
     ``model.provider`` in ``config.yaml`` picks one by name for chat, the gateway and model
     titles. Two plugins registering the same name is an error naming both.
+    """
+
+
+@hookspec
+def hermes_register_store_backends(register: Callable[[StoreBackend], None]) -> None:
+    """Declare databases the session store can live in; ``register(backend)`` once per scheme.
+
+    ``store.url`` in ``config.yaml`` (or ``HERMES_STORE_URL``) picks one by its scheme:
+    ``sqlite:///path`` is built in; ``postgresql://…`` comes from ``hermes-store-postgres``.
+    Two plugins registering the same scheme is an error naming both.
     """
 
 

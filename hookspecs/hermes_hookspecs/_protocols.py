@@ -6,7 +6,7 @@ subclasses anything from the core.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, runtime_checkable
 
@@ -15,9 +15,11 @@ from ._types import (
     ExportResult,
     ImportCandidate,
     ImportedSession,
+    Message,
     ModelEvent,
     ModelRequest,
     ModelSettings,
+    Session,
     SessionRecord,
 )
 
@@ -128,4 +130,37 @@ class ModelProvider(Protocol):
 
         Blocking (the gateway runs it in a worker thread). Raise ``ModelError`` with a one-line
         message for every failure, after the retries ``settings`` allow."""
+        ...
+
+
+@runtime_checkable
+class StoreEvents(Protocol):
+    """What a store tells the outside world; the core passes one to ``StoreBackend.open``.
+
+    A store calls ``session_started`` after creating any session row, ``session_ended`` when
+    a session ends (or is deleted while still open: reason ``deleted``), ``generate_title``
+    for an automatic title after a session's first exchange.
+    """
+
+    def session_started(self, session: Session) -> None: ...
+    def session_ended(self, session: Session, reason: str) -> None: ...
+    def generate_title(self, session: Session, messages: Sequence[Message]) -> str | None: ...
+
+
+@runtime_checkable
+class StoreBackend(Protocol):
+    """A database the session store can live in, chosen by the scheme of ``store.url``."""
+
+    scheme: str
+    """The URL scheme it serves (``sqlite``, ``postgresql``)."""
+    description: str
+
+    def open(self, url: str, events: StoreEvents | None) -> Any:
+        """Open (creating or migrating if needed) the store at ``url`` and return it.
+
+        The object returned implements the core's store protocol
+        (``hermes_core.store.protocol.Store``) and passes ``tests/store_conformance``. Raise
+        ``UserFacingError`` with one line (never the password) when the URL is malformed or
+        the database cannot be reached; import the database driver here, not at module level.
+        """
         ...

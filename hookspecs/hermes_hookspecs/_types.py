@@ -32,6 +32,7 @@ END_REASONS: Mapping[str, str] = {
     "done": "the task finished (cron, batch, delegate)",
     "superseded_by_repair": "retired by repair-routing",
     "startup_orphan_reap": "left open by a process that died; closed at start-up",
+    "deleted": "deleted while still open (its session_ended is the last word on it)",
 }
 """The documented vocabulary of end reasons. Other strings are stored as given."""
 

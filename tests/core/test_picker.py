@@ -1,21 +1,36 @@
-"""The terminal picker: its state machine and drawing as plain functions, then the real thing
-driven through a pseudo-terminal."""
+"""The terminal picker: its state machine and drawing as plain functions, then the
+prompt_toolkit application fed real key bytes through a pipe, then the real thing driven
+through a pseudo-terminal."""
 
 from __future__ import annotations
 
+import ast
+import asyncio
+import io
 import sys
 import textwrap
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import pexpect
 import pytest
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.data_structures import Size
+from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.output import DummyOutput, Output
+from prompt_toolkit.output.vt100 import Vt100_Output
 
 from hermes_core.cli.picker import (
     PickerRow,
     PickerState,
     display_width,
     filter_rows,
+    pick,
+    pick_action,
     render,
+    styled_lines,
     truncate_to_width,
 )
 
@@ -153,6 +168,198 @@ def test_truncate_counts_wide_characters_and_flattens_control_characters() -> No
     assert truncate_to_width("two\nlines\x1b[31m", 40) == "two lines [31m"
 
 
+def test_styled_lines_mark_the_header_the_highlighted_row_and_the_hints() -> None:
+    picker = state()
+    lines = styled_lines(picker, title="Sessions", header=("date", "tool", "title"), width=60)
+    assert [style for style, _ in lines] == ["", "header", "cursor", "", "", "dim"]
+    assert render(picker, title="Sessions", header=("date", "tool", "title"), width=60)[2] == (
+        "\x1b[7m" + lines[2][1] + "\x1b[0m"
+    )
+
+
+def test_paste_adds_to_the_query_in_one_step_with_line_breaks_as_spaces() -> None:
+    calls: list[str] = []
+
+    def source(query: str) -> list[PickerRow]:
+        calls.append(query)
+        return filter_rows(ROWS, query)
+
+    picker = PickerState(source=source)
+    picker.refresh()
+    picker.paste("fix\nthe")
+    assert picker.query == "fix the"
+    assert calls == ["", "fix the"]
+    assert [row.key for row in picker.rows] == ["a1"]
+
+
+# -- the prompt_toolkit application, keys sent as a terminal sends them ------------------
+
+
+@contextmanager
+def terminal(output: Output | None = None) -> Iterator[PipeInput]:
+    """A pipe standing in for the keyboard; :func:`pick` reads it and draws on ``output``."""
+    with (
+        create_pipe_input() as keyboard,
+        create_app_session(input=keyboard, output=output or DummyOutput()),
+    ):
+        yield keyboard
+
+
+WATCHDOG_SECONDS = 15.0
+
+
+def run_pick(keys: str, *, multi: bool = False, rows: Sequence[PickerRow] = ROWS) -> list[str]:
+    """What :func:`pick` returns after ``keys``. Should the keys not end the picker, a watchdog
+    closes the keyboard and the test fails instead of hanging."""
+    fired: list[bool] = []
+
+    with terminal() as keyboard:
+        keyboard.send_text(keys)
+        watchdog = threading.Timer(WATCHDOG_SECONDS, lambda: (fired.append(True), keyboard.close()))
+        watchdog.start()
+        try:
+            chosen = pick(lambda query: filter_rows(rows, query), title="Pick", multi=multi)
+        finally:
+            watchdog.cancel()
+    assert not fired, f"the picker was still open after {keys!r}"
+    return chosen
+
+
+DOWN, UP = "\x1b[B", "\x1b[A"
+
+
+@pytest.mark.parametrize(
+    ("keys", "chosen"),
+    [
+        ("\r", ["a1"]),
+        ("\n", ["a1"]),
+        (DOWN + "\r", ["b2"]),
+        ("\x1bOB\x1bOB\r", ["c3"]),  # application-mode arrows
+        (DOWN + DOWN + UP + "\r", ["b2"]),
+        ("\x0e\x0e\x10\r", ["b2"]),  # Ctrl-N, Ctrl-N, Ctrl-P
+        ("\x1b[6~\r", ["c3"]),  # Page Down
+        ("\x1b[6~\x1b[5~\r", ["a1"]),  # Page Down, Page Up
+        ("\x1b[F\r", ["c3"]),  # End
+        ("\x1b[4~\x1b[1~\r", ["a1"]),  # End, Home (the other encodings)
+        ("\x1bOF\x1b[H\r", ["a1"]),
+        ("claude" + DOWN + "\r", ["c3"]),
+        ("纠缠\r", ["c3"]),
+        ("codexx\r\x7f\r", ["b2"]),  # Enter on nothing shown does nothing; DEL deletes
+        ("codexx\x08\r", ["b2"]),  # Ctrl-H deletes too
+        ("zzz\x15\x1b[F\r", ["c3"]),  # Ctrl-U clears the query
+        ("\x1b[200~the\nparser\x1b[201~\r", ["a1"]),  # a bracketed paste
+        ("\x1b[15~\x1b[2~\r", ["a1"]),  # F5 and Insert are ignored, not typed
+        ("\x1b", []),
+        ("claude\x1b", []),
+        ("\x03", []),
+    ],
+)
+def test_keys_through_prompt_toolkit(keys: str, chosen: list[str]) -> None:
+    assert run_pick(keys) == chosen
+
+
+@pytest.mark.parametrize(
+    ("keys", "chosen"),
+    [
+        ("\t" + DOWN + "\t\r", ["a1", "c3"]),  # Tab marks and moves down
+        ("\t\t\x1b[H\t\r", ["b2"]),  # Tab again unmarks
+        ("claude\x01\r", ["a1", "c3"]),  # Ctrl-A marks every shown row
+        ("claude\x01\t\r", ["c3"]),
+        (DOWN + "\r", ["b2"]),  # nothing marked: the highlighted row
+        ("\t\t\x1b", []),
+    ],
+)
+def test_multi_keys_through_prompt_toolkit(keys: str, chosen: list[str]) -> None:
+    assert run_pick(keys, multi=True) == chosen
+
+
+@pytest.mark.parametrize(
+    ("keys", "chosen"),
+    [
+        (DOWN + "\t", ("b2", "tab")),
+        ("claude" + DOWN + "\x0f", ("c3", "ctrl-o")),  # a control-key action
+        ("\r", ("a1", None)),
+        ("zzz\t\x15\t", ("a1", "tab")),  # an action on nothing shown does nothing
+        ("\x1b", None),
+    ],
+)
+def test_action_keys_through_prompt_toolkit(
+    keys: str, chosen: tuple[str, str | None] | None
+) -> None:
+    with terminal() as keyboard:
+        keyboard.send_text(keys)
+        result = pick_action(
+            lambda query: filter_rows(ROWS, query),
+            title="Sessions",
+            actions={"tab": "show", "ctrl-o": "open"},
+            enter_label="resume",
+        )
+    assert result == chosen
+
+
+def test_tab_and_ctrl_a_do_not_mark_in_a_single_choice_picker() -> None:
+    assert run_pick("\t\x01\r") == ["a1"]
+
+
+def test_the_keyboard_going_away_chooses_nothing() -> None:
+    with terminal() as keyboard:
+        keyboard.send_text("clau")
+        keyboard.close()
+        assert pick(lambda query: filter_rows(ROWS, query), title="Pick") == []
+
+
+def test_a_failing_source_ends_the_picker_with_its_error() -> None:
+    def source(query: str) -> list[PickerRow]:
+        if query == "bo":
+            raise RuntimeError("the index is gone")
+        return filter_rows(ROWS, query)
+
+    with terminal() as keyboard:
+        keyboard.send_text("bom")
+        with pytest.raises(RuntimeError, match="the index is gone"):
+            pick(source, title="Pick")
+
+
+def test_pick_works_from_inside_a_running_event_loop() -> None:
+    async def chat() -> list[str]:
+        return run_pick(DOWN + "\r")
+
+    assert asyncio.run(chat()) == ["b2"]
+
+
+def test_the_screen_drawn_through_prompt_toolkit_shows_every_redraw_whole() -> None:
+    screen = io.StringIO()
+    output = Vt100_Output(screen, lambda: Size(rows=10, columns=60), term="xterm")
+    with terminal(output) as keyboard:
+        keyboard.send_text("claude" + DOWN + "\r")
+        chosen = pick(
+            lambda query: filter_rows(ROWS, query),
+            title="Sessions",
+            header=("date", "tool", "title"),
+        )
+    assert chosen == ["c3"]
+    drawn = screen.getvalue()
+    assert "\x1b[?1049h" in drawn and drawn.rstrip().endswith("\x1b[?25h")  # alternate screen
+    assert "Sessions  > claude" in drawn
+    assert "3 shown · ↑/↓ move · Enter choose · Esc cancel" in drawn
+    assert "2 shown · ↑/↓ move" in drawn  # the status line rewritten whole, not as "2"
+    assert "› 2026-11-28  claude  量子纠缠 notes" in drawn
+
+
+def test_the_core_needs_no_posix_only_terminal_modules() -> None:
+    core = Path(__file__).resolve().parents[2] / "hermes_core"
+    found = []
+    for module in core.rglob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module]
+            found += [f"{module.name}: {n}" for n in names if n in ("termios", "tty")]
+    assert found == []
+
+
 SCRIPT = textwrap.dedent(
     """
     import sys
@@ -210,3 +417,18 @@ def test_real_terminal_multi_select(tmp_path: Path) -> None:
     child.expect(r"CHOSEN=(\S*)")
     assert child.match.group(1) == "key-1,key-2"
     child.expect(pexpect.EOF)
+
+
+def test_an_action_key_chooses_the_highlighted_row_and_says_which_key() -> None:
+    picker = PickerState(
+        source=lambda query: filter_rows(ROWS, query), actions={"tab": "show"}, enter_label="resume"
+    )
+    picker.refresh()
+    picker.press("down")
+    assert picker.press("tab")
+    assert picker.chosen == [ROWS[1].key] and picker.action == "tab"
+    lines = render(picker, title="Sessions", color=False)
+    assert lines[-1].endswith("↑/↓ move · Enter resume · Tab show · Esc cancel")
+    plain = PickerState(source=lambda query: filter_rows(ROWS, query), actions={"tab": "show"})
+    plain.refresh()
+    assert plain.press("enter") and plain.action is None

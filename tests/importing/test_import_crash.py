@@ -44,7 +44,7 @@ CHILD = textwrap.dedent(
                 yield session
 
     with SessionStore.open(sys.argv[1]) as store:
-        ImportRun(store.connection).import_file(Path(sys.argv[2]), Stalling())
+        ImportRun(store).import_file(Path(sys.argv[2]), Stalling())
     """
 )
 
@@ -66,7 +66,7 @@ def test_a_writer_killed_mid_import_leaves_no_duplicate(tmp_path: Path) -> None:
         assert record.state == "importing"
         partial = store.get_session(record.session_id or "")
         assert 0 < partial.message_count < 2 * TURNS
-        outcome = ImportRun(store.connection).import_file(path, IMPORTER)
+        outcome = ImportRun(store).import_file(path, IMPORTER)
         assert outcome.status is FileStatus.IMPORTED
         [row] = store.connection.execute("SELECT id, message_count FROM sessions").fetchall()
         assert row == (outcome.session_id, 2 * TURNS)
@@ -90,7 +90,7 @@ def test_a_writer_killed_mid_append_leaves_no_duplicate_turns(tmp_path: Path) ->
     path = write(tmp_path / f"{SESSION}.jsonl", GOOD)
     home = tmp_path / "home"
     with SessionStore.open(home) as store:
-        session_id = ImportRun(store.connection).import_file(path, IMPORTER).session_id
+        session_id = ImportRun(store).import_file(path, IMPORTER).session_id
     records = []
     for turn in range(TURNS):
         records.append(prompt(f"v{turn}", turn % 60, f"later question {turn}"))
@@ -102,7 +102,7 @@ def test_a_writer_killed_mid_append_leaves_no_duplicate_turns(tmp_path: Path) ->
     kill_mid_import(home, path)
     with SessionStore.open(home) as store:
         assert store.get_session(session_id or "").message_count > 2  # a batch got in
-        outcome = ImportRun(store.connection).import_file(path, IMPORTER)
+        outcome = ImportRun(store).import_file(path, IMPORTER)
         assert outcome.status is FileStatus.APPENDED
         contents = [m.content for m in store.messages(session_id or "")]
         assert len(contents) == 2 + 2 * TURNS == len(set(contents))

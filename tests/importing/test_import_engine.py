@@ -68,7 +68,7 @@ def test_an_imported_session_is_ended_titled_and_keeps_its_provenance(
     store: SessionStore, tmp_path: Path
 ) -> None:
     path = sample(tmp_path, S21)
-    outcome = ImportRun(store.connection, clock=lambda: 1_800_000_000.0).import_file(path, IMPORTER)
+    outcome = ImportRun(store, clock=lambda: 1_800_000_000.0).import_file(path, IMPORTER)
     assert outcome.status is FileStatus.IMPORTED
     main, child = outcome.sessions
     session = store.get_session(main.session_id)
@@ -111,7 +111,7 @@ def test_a_taken_title_gets_a_short_visible_suffix_never_a_lineage_number(
     store: SessionStore, tmp_path: Path
 ) -> None:
     data = lines(prompt("u1", 1, "Same question"), reply("a1", 2, text("Same."), message_id="m"))
-    run = ImportRun(store.connection)
+    run = ImportRun(store)
     first = run.import_file(write(tmp_path / "a" / f"{SESSION}.jsonl", data), IMPORTER)
     second = run.import_file(write(tmp_path / "b" / "another-session.jsonl", data), IMPORTER)
     assert first.sessions[0].title == "Imported from Claude Code: Same question"
@@ -123,20 +123,20 @@ def test_the_same_conversation_reached_by_another_path_is_not_stored_twice(
     store: SessionStore, tmp_path: Path
 ) -> None:
     original = sample(tmp_path / "one", S21)
-    first = ImportRun(store.connection).import_file(original, IMPORTER)
+    first = ImportRun(store).import_file(original, IMPORTER)
     copy = sample(tmp_path / "two", S21)  # a backup of ~/.claude, a moved config folder…
-    outcome = ImportRun(store.connection).import_file(copy, IMPORTER)
+    outcome = ImportRun(store).import_file(copy, IMPORTER)
     assert outcome.status is FileStatus.UNCHANGED
     assert outcome.detail == (
         f"already imported as {first.session_id} (from {original.absolute()})"
     )
     assert store.connection.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2
-    again = ImportRun(store.connection).import_file(copy, Refusing())
+    again = ImportRun(store).import_file(copy, Refusing())
     assert again.detail == f"already imported as {first.session_id}"
 
 
 def test_inline_subagents_become_delegates(store: SessionStore, tmp_path: Path) -> None:
-    outcome = ImportRun(store.connection).import_file(sample(tmp_path, S10), IMPORTER)
+    outcome = ImportRun(store).import_file(sample(tmp_path, S10), IMPORTER)
     main, *delegates = outcome.sessions
     assert len(delegates) == 2
     for stored in delegates:
@@ -151,8 +151,8 @@ def test_inline_subagents_become_delegates(store: SessionStore, tmp_path: Path) 
 
 def test_an_unchanged_file_is_not_opened_again(store: SessionStore, tmp_path: Path) -> None:
     path = sample(tmp_path, S21)
-    first = ImportRun(store.connection).import_file(path, IMPORTER)
-    again = ImportRun(store.connection)  # a later run: bookkeeping loaded from the store
+    first = ImportRun(store).import_file(path, IMPORTER)
+    again = ImportRun(store)  # a later run: bookkeeping loaded from the store
     assert again.quick_check(path) is not None
     outcome = again.import_file(path, Refusing())
     assert outcome.status is FileStatus.UNCHANGED
@@ -161,14 +161,14 @@ def test_an_unchanged_file_is_not_opened_again(store: SessionStore, tmp_path: Pa
     # A touch (new time, same size) is no new content: still not opened, and remembered.
     path.touch()
     assert again.import_file(path, Refusing()).status is FileStatus.UNCHANGED
-    assert ImportRun(store.connection).quick_check(path) is not None
+    assert ImportRun(store).quick_check(path) is not None
 
 
 def test_a_grown_file_appends_only_the_new_turns_to_the_same_session(
     store: SessionStore, tmp_path: Path
 ) -> None:
     path = sample(tmp_path, S21)
-    first = ImportRun(store.connection).import_file(path, IMPORTER)
+    first = ImportRun(store).import_file(path, IMPORTER)
     before = store.get_session(first.session_id or "")
     children_before = store.connection.execute(
         "SELECT count(*) FROM sessions WHERE parent_session_id = ?", (before.id,)
@@ -186,7 +186,7 @@ def test_a_grown_file_appends_only_the_new_turns_to_the_same_session(
                 ),
             )
         )
-    outcome = ImportRun(store.connection).import_file(path, IMPORTER)
+    outcome = ImportRun(store).import_file(path, IMPORTER)
     assert outcome.status is FileStatus.APPENDED
     assert outcome.session_id == before.id
     assert outcome.sessions[0].messages == 2
@@ -207,14 +207,14 @@ def test_a_grown_file_appends_only_the_new_turns_to_the_same_session(
         "SELECT count(*) FROM sessions WHERE parent_session_id = ?", (before.id,)
     ).fetchone()[0]
     assert children_after == children_before  # the subagent is not imported twice
-    assert ImportRun(store.connection).import_file(path, Refusing()).status is FileStatus.UNCHANGED
+    assert ImportRun(store).import_file(path, Refusing()).status is FileStatus.UNCHANGED
 
 
 def test_a_shrunk_file_is_left_alone_and_reported(store: SessionStore, tmp_path: Path) -> None:
     path = sample(tmp_path, S21)
-    first = ImportRun(store.connection).import_file(path, IMPORTER)
+    first = ImportRun(store).import_file(path, IMPORTER)
     path.write_bytes(path.read_bytes()[:200])
-    outcome = ImportRun(store.connection).import_file(path, Refusing())
+    outcome = ImportRun(store).import_file(path, Refusing())
     assert outcome.status is FileStatus.CHANGED
     assert f"changed since it was imported as {first.session_id}" in outcome.detail
     assert store.get_session(first.session_id or "").message_count == 4
@@ -222,9 +222,9 @@ def test_a_shrunk_file_is_left_alone_and_reported(store: SessionStore, tmp_path:
 
 def test_a_deleted_import_is_not_brought_back(store: SessionStore, tmp_path: Path) -> None:
     path = sample(tmp_path, S21)
-    first = ImportRun(store.connection).import_file(path, IMPORTER)
+    first = ImportRun(store).import_file(path, IMPORTER)
     store.delete_session(first.session_id or "")
-    outcome = ImportRun(store.connection).import_file(path, Refusing())
+    outcome = ImportRun(store).import_file(path, Refusing())
     assert outcome.status is FileStatus.UNCHANGED
     assert outcome.detail == "imported before; its session has since been deleted"
     assert store.count_sessions() == 0
@@ -235,17 +235,17 @@ def test_no_conversation_files_store_nothing_and_are_remembered(
 ) -> None:
     path = sample(tmp_path, SUMMARY_ONLY)
     assert (
-        ImportRun(store.connection).import_file(path, IMPORTER).status is FileStatus.NO_CONVERSATION
+        ImportRun(store).import_file(path, IMPORTER).status is FileStatus.NO_CONVERSATION
     )
     assert store.count_sessions() == 0
-    again = ImportRun(store.connection).import_file(path, Refusing())
+    again = ImportRun(store).import_file(path, Refusing())
     assert again.status is FileStatus.NO_CONVERSATION
     # Once it holds a conversation, it is read (whole) again.
     with open(path, "ab") as handle:
         handle.write(
             lines(prompt("u1", 1, "Now a real chat"), reply("a1", 2, text("Hi."), message_id="m"))
         )
-    assert ImportRun(store.connection).import_file(path, IMPORTER).status is FileStatus.IMPORTED
+    assert ImportRun(store).import_file(path, IMPORTER).status is FileStatus.IMPORTED
 
 
 class Breaking:
@@ -271,12 +271,12 @@ def test_an_interrupted_import_is_discarded_and_done_again(
 ) -> None:
     path = sample(tmp_path, S21)
     with pytest.raises(KeyboardInterrupt):
-        ImportRun(store.connection).import_file(path, Breaking())  # type: ignore[arg-type]
+        ImportRun(store).import_file(path, Breaking())  # type: ignore[arg-type]
     [record] = load_import_files(store.connection).values()
     assert record.state == "importing"
     partial = record.session_id
     assert partial is not None and store.get_session(partial).title is None  # unfinished
-    outcome = ImportRun(store.connection).import_file(path, IMPORTER)
+    outcome = ImportRun(store).import_file(path, IMPORTER)
     assert outcome.status is FileStatus.IMPORTED
     ids = [row[0] for row in store.connection.execute("SELECT id FROM sessions")]
     assert partial not in ids and len(ids) == 2  # the session and its delegate, once
@@ -287,9 +287,9 @@ def test_a_subagent_file_given_on_its_own_after_its_session_is_already_imported(
     store: SessionStore, tmp_path: Path
 ) -> None:
     path = sample(tmp_path, S21)
-    first = ImportRun(store.connection).import_file(path, IMPORTER)
+    first = ImportRun(store).import_file(path, IMPORTER)
     agent = path.with_suffix("") / "subagents" / "agent-a0f1e2d3c4b5a6978.jsonl"
-    outcome = ImportRun(store.connection).import_file(agent, IMPORTER)
+    outcome = ImportRun(store).import_file(agent, IMPORTER)
     assert outcome.status is FileStatus.UNCHANGED
     assert outcome.detail == f"already imported as {first.sessions[1].session_id}"
 
@@ -297,7 +297,7 @@ def test_a_subagent_file_given_on_its_own_after_its_session_is_already_imported(
 def test_importing_leaves_the_foreign_files_untouched(store: SessionStore, tmp_path: Path) -> None:
     config = copy_tree(tmp_path)
     before = fingerprint(config)
-    run = ImportRun(store.connection)
+    run = ImportRun(store)
     for candidate in IMPORTER.discover({"CLAUDE_CONFIG_DIR": str(config)}):
         run.import_file(candidate.path, IMPORTER)
     assert fingerprint(config) == before
@@ -366,7 +366,7 @@ def test_a_snapshot_is_restored_exactly(store: SessionStore, tmp_path: Path) -> 
         "20231114_221320_bbbbbb", title="Trip plans #2", parent_session_id=parent.id,
         parent_kind="compression", title_source="lineage",
     )  # fmt: skip
-    outcome = ImportRun(store.connection).import_file(
+    outcome = ImportRun(store).import_file(
         backup,
         Backup((parent, CHAT), (child, CHAT)),  # type: ignore[arg-type]
     )
@@ -384,14 +384,14 @@ def test_a_snapshot_is_restored_exactly(store: SessionStore, tmp_path: Path) -> 
 def test_snapshot_clashes_are_reported_never_fatal(store: SessionStore, tmp_path: Path) -> None:
     taken = store.create_session("cli", title="Trip plans")
     existing = snapshot("20231114_221320_cccccc", title="Old")
-    first = ImportRun(store.connection).import_file(
+    first = ImportRun(store).import_file(
         write(tmp_path / "one.jsonl", b"{}\n"),
         Backup((existing, CHAT)),  # type: ignore[arg-type]
     )
     assert first.status is FileStatus.IMPORTED
     orphan = snapshot("20231114_221320_dddddd", parent_session_id="20231114_000000_ffffff",
                       parent_kind="branch")  # fmt: skip
-    outcome = ImportRun(store.connection).import_file(
+    outcome = ImportRun(store).import_file(
         write(tmp_path / "two.jsonl", b"{}\n{}\n"),
         Backup((existing, CHAT), (orphan, CHAT)),  # type: ignore[arg-type]
     )
@@ -409,7 +409,7 @@ def test_snapshot_clashes_are_reported_never_fatal(store: SessionStore, tmp_path
         "restored as 'Trip plans (2)'",
     ]
     # Everything already there: nothing written, said so.
-    again = ImportRun(store.connection).import_file(
+    again = ImportRun(store).import_file(
         write(tmp_path / "three.jsonl", b"{}\n"),
         Backup((existing, CHAT)),  # type: ignore[arg-type]
     )
@@ -445,10 +445,10 @@ def test_an_importer_failing_is_one_outcome_and_the_next_import_redoes_the_file(
     store: SessionStore, tmp_path: Path
 ) -> None:
     path = sample(tmp_path, S21)
-    outcome = ImportRun(store.connection).import_file(path, FailingAfter(1))  # type: ignore[arg-type]
+    outcome = ImportRun(store).import_file(path, FailingAfter(1))  # type: ignore[arg-type]
     assert outcome.status is FileStatus.UNREADABLE
     assert outcome.detail == "cannot import: the importer tripped"
-    again = ImportRun(store.connection).import_file(path, IMPORTER)
+    again = ImportRun(store).import_file(path, IMPORTER)
     assert again.status is FileStatus.IMPORTED
     assert store.connection.execute("SELECT count(*) FROM sessions").fetchone()[0] == 2
 
@@ -457,7 +457,7 @@ def test_an_append_failing_half_way_is_undone_and_done_once_later(
     store: SessionStore, tmp_path: Path
 ) -> None:
     path = sample(tmp_path, S21)
-    first = ImportRun(store.connection).import_file(path, IMPORTER)
+    first = ImportRun(store).import_file(path, IMPORTER)
     session_id = first.session_id or ""
     before = store.get_session(session_id)
     turns = []
@@ -466,11 +466,11 @@ def test_an_append_failing_half_way_is_undone_and_done_once_later(
         turns.append(reply(f"r{turn}", turn % 60, text(f"reply {turn}"), message_id=f"x{turn}"))
     with open(path, "ab") as handle:
         handle.write(lines(*turns))
-    failed = ImportRun(store.connection).import_file(path, FailingAfter(700))  # type: ignore[arg-type]
+    failed = ImportRun(store).import_file(path, FailingAfter(700))  # type: ignore[arg-type]
     assert failed.status is FileStatus.UNREADABLE
     assert store.get_session(session_id).message_count == before.message_count
     assert len(store.messages(session_id)) == before.message_count
-    retried = ImportRun(store.connection).import_file(path, IMPORTER)
+    retried = ImportRun(store).import_file(path, IMPORTER)
     assert retried.status is FileStatus.APPENDED
     assert store.get_session(session_id).message_count == before.message_count + 800
     contents = [m.content for m in store.messages(session_id)]

@@ -141,6 +141,6 @@ def test_the_auto_archive_sweep_spares_pinned_running_and_recent_sessions(home) 
         recent = make(store, days_ago=5)
         pinned = make(store, days_ago=60, pinned=1)
         running = make(store, days_ago=60, ended=False)
-        assert archive_stale(store.connection, 30) == 1
+        assert archive_stale(store.lifecycle, 30) == 1
         assert archived(store) == {stale}
         assert {recent, pinned, running} <= ids(store) - archived(store)

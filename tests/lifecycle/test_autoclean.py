@@ -17,7 +17,6 @@ from hermes_core.lifecycle import state
 from hermes_core.lifecycle.autoclean import run_auto_clean
 from hermes_core.plugins import PluginHost
 from hermes_core.store import SessionStore
-from hermes_core.store.connection import write_transaction
 from hermes_core.store.maintenance import file_bytes
 
 runner = CliRunner()
@@ -35,7 +34,7 @@ def test_with_both_switches_off_nothing_is_read_or_written(home) -> None:
         result = run_auto_clean(store, Config())
         assert result.skipped == "disabled"
         assert ids(store) == {old}
-        assert state.read(store.connection, [state.LAST_AUTO_PRUNE, state.LOCK]) == {}
+        assert state.read(store.lifecycle, [state.LAST_AUTO_PRUNE, state.LOCK]) == {}
 
 
 def test_auto_prune_runs_once_per_interval(home) -> None:
@@ -50,7 +49,7 @@ def test_auto_prune_runs_once_per_interval(home) -> None:
         assert first.ran and first.pruned == 2 and first.error is None
         assert ids(store) == {old_pinned, recent, running}
         assert old not in ids(store) and old_archived not in ids(store)
-        stamps = state.read(store.connection, [state.LAST_AUTO_PRUNE, state.LOCK])
+        stamps = state.read(store.lifecycle, [state.LAST_AUTO_PRUNE, state.LOCK])
         assert state.as_time(stamps[state.LAST_AUTO_PRUNE]) == pytest.approx(now)
         assert state.LOCK not in stamps  # released
         # Within the 24 h interval: one read, nothing else.
@@ -59,7 +58,7 @@ def test_auto_prune_runs_once_per_interval(home) -> None:
         assert again.skipped == "not due" and again.pruned == 0
         later = run_auto_clean(store, Config(PRUNE_ON), now=now + 25 * 3600)
         assert later.ran and later.pruned == 1
-        record = state.load_record(store.connection)
+        record = state.load_record(store.lifecycle)
         assert record.last_auto_prune_removed == 1
         assert_store_whole(store.connection)
 
@@ -86,8 +85,8 @@ def test_auto_archive_sweep_alone(home) -> None:
         assert result.ran and result.archived == 1 and result.pruned == 0
         assert archived(store) == {stale}
         assert ids(store) == {stale, pinned, recent}
-        assert state.load_record(store.connection).last_auto_archive is not None
-        assert state.load_record(store.connection).last_auto_prune is None
+        assert state.load_record(store.lifecycle).last_auto_archive is not None
+        assert state.load_record(store.lifecycle).last_auto_prune is None
 
 
 def test_a_failure_never_reaches_the_caller_and_is_recorded(home, monkeypatch, caplog) -> None:
@@ -101,10 +100,10 @@ def test_a_failure_never_reaches_the_caller_and_is_recorded(home, monkeypatch, c
         make(store, days_ago=200)
         result = run_auto_clean(store, Config(PRUNE_ON))
         assert result.error == "OperationalError: disk I/O error"
-        record = state.load_record(store.connection)
+        record = state.load_record(store.lifecycle)
         assert record.last_failure == "OperationalError: disk I/O error"
         assert record.last_failure_at is not None
-        assert state.read(store.connection, [state.LOCK]) == {}
+        assert state.read(store.lifecycle, [state.LOCK]) == {}
     assert "automatic clean-up failed" in caplog.text
     host = PluginHost(load_entry_points=False)
     shown = runner.invoke(build_app(host), ["--home", str(home), "sessions", "stats"])
@@ -131,7 +130,7 @@ def test_vacuum_follows_a_prune_that_freed_space(home) -> None:
         assert result.pruned == 60 and result.vacuumed, result
         assert result.reclaimed_bytes > 0
         assert file_bytes(store.path) < before * 0.6
-        assert state.load_record(store.connection).last_vacuum is not None
+        assert state.load_record(store.lifecycle).last_vacuum is not None
         assert_store_whole(store.connection)
 
 
@@ -140,7 +139,7 @@ def test_no_vacuum_when_the_prune_removed_nothing(home) -> None:
         _big_store(store, old=0, recent=20)
         result = run_auto_clean(store, Config(PRUNE_ON))
         assert result.ran and result.pruned == 0 and not result.vacuumed
-        assert state.load_record(store.connection).last_vacuum is None
+        assert state.load_record(store.lifecycle).last_vacuum is None
 
 
 def test_no_vacuum_when_switched_off(home) -> None:
@@ -156,7 +155,7 @@ def test_no_vacuum_when_switched_off(home) -> None:
 def test_vacuum_waits_for_its_own_interval(home, days_since, expected) -> None:
     with SessionStore.open(home) as store:
         _big_store(store, old=60, recent=20)
-        with write_transaction(store.connection) as db:
+        with store.lifecycle.transaction() as db:
             state.write(db, {state.LAST_VACUUM: time.time() - days_since * DAY})
         result = run_auto_clean(store, Config(PRUNE_ON))
         assert result.pruned == 60
@@ -202,7 +201,7 @@ def test_the_command_line_runs_it_only_where_it_should(home, args, runs) -> None
     with SessionStore.open(home) as store:
         assert (old not in ids(store)) is runs
         assert (
-            state.LAST_AUTO_PRUNE in state.read(store.connection, [state.LAST_AUTO_PRUNE])
+            state.LAST_AUTO_PRUNE in state.read(store.lifecycle, [state.LAST_AUTO_PRUNE])
         ) is runs
     if runs:
         assert "hermes: automatic clean-up: pruned 1 old session(s)." in result.stderr
@@ -241,7 +240,7 @@ def test_optimize_reports_the_bytes_reclaimed_and_records_the_vacuum(home) -> No
     reclaimed = next(line for line in result.stdout.splitlines() if line.startswith("Bytes"))
     assert int(reclaimed.removeprefix("Bytes reclaimed: ").replace(",", "")) > 100_000
     with SessionStore.open(home) as store:
-        assert state.load_record(store.connection).last_vacuum is not None
+        assert state.load_record(store.lifecycle).last_vacuum is not None
     stats = runner.invoke(build_app(host), ["--home", str(home), "sessions", "stats"])
     assert "Last VACUUM: never" not in stats.stdout
 

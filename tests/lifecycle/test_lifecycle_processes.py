@@ -99,7 +99,7 @@ def test_of_two_processes_starting_together_exactly_one_prunes(tmp_path: Path, r
     assert third == {"pruned": 0, "skipped": "not due", "error": None}
     with SessionStore.open(home) as store:
         assert ids(store) == {recent}
-        assert state.LOCK not in state.read(store.connection, [state.LOCK])
+        assert state.LOCK not in state.read(store.lifecycle, [state.LOCK])
         assert_store_whole(store.connection)
 
 
@@ -112,11 +112,11 @@ from hermes_core.store import SessionStore
 
 prune.BATCH_SESSIONS = 10  # many small transactions, so the kill lands between and inside them
 store = SessionStore(sys.argv[1])
-plan = prune.plan_prune(store.connection, SessionFilter(source="cron", ended_only=True))
+plan = prune.plan_prune(store.lifecycle, SessionFilter(source="cron", ended_only=True))
 print("PLANNED", len(plan.candidates), flush=True)
-lock = acquire(store.connection, "prune")
+lock = acquire(store.lifecycle, "prune")
 prune.run_prune(
-    store.connection, plan, lock, on_batch=lambda p: print("BATCH", p.batch, p.deleted, flush=True)
+    store.lifecycle, plan, lock, on_batch=lambda p: print("BATCH", p.batch, p.deleted, flush=True)
 )
 print("DONE", flush=True)
 """
@@ -170,10 +170,10 @@ def test_kill_9_in_the_middle_of_a_large_prune_leaves_whole_sessions(tmp_path: P
         from hermes_core.lifecycle.prune import plan_prune, run_prune
         from hermes_core.selection.filters import SessionFilter
 
-        plan = plan_prune(store.connection, SessionFilter(source="cron", ended_only=True))
-        lock = acquire(store.connection, "prune")
+        plan = plan_prune(store.lifecycle, SessionFilter(source="cron", ended_only=True))
+        lock = acquire(store.lifecycle, "prune")
         try:
-            run_prune(store.connection, plan, lock)
+            run_prune(store.lifecycle, plan, lock)
         finally:
             lock.release()
         assert ids(store) == kept

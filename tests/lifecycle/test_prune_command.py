@@ -203,8 +203,6 @@ def test_a_second_pruner_is_refused_while_a_live_process_holds_the_lock(host, ho
     import socket
     import time
 
-    from hermes_core.store.connection import write_transaction
-
     with SessionStore.open(home) as store:
         session = make(store, "cron")
         holder = {
@@ -215,7 +213,7 @@ def test_a_second_pruner_is_refused_while_a_live_process_holds_the_lock(host, ho
             "since": time.time(),
             "expires": time.time() + 600,
         }
-        with write_transaction(store.connection) as db:
+        with store.lifecycle.transaction() as db:
             state.write(db, {state.LOCK: json.dumps(holder)})
     refused = invoke(host, home, "sessions", "prune", "--source", "cron", "--yes")
     assert refused.exit_code == 1
@@ -224,13 +222,13 @@ def test_a_second_pruner_is_refused_while_a_live_process_holds_the_lock(host, ho
         assert ids(store) == {session}
         # A holder whose process is gone does not block anyone.
         holder["pid"] = 2**22 + 12345
-        with write_transaction(store.connection) as db:
+        with store.lifecycle.transaction() as db:
             state.write(db, {state.LOCK: json.dumps(holder)})
     taken_over = invoke(host, home, "sessions", "prune", "--source", "cron", "--yes")
     assert taken_over.exit_code == 0, taken_over.output
     with SessionStore.open(home) as store:
         assert ids(store) == set()
-        assert state.read(store.connection, [state.LOCK]) == {}
+        assert state.read(store.lifecycle, [state.LOCK]) == {}
 
 
 def test_include_archived_alone_keeps_the_implicit_90_days(host, home) -> None:
@@ -254,13 +252,13 @@ def test_a_session_pinned_or_resumed_after_the_plan_is_kept(home) -> None:
         resumed_later = make(store, "cron")
         doomed = make(store, "cron")
         selection = prune_selection(SessionFilter(source="cron"), include_archived=False)
-        plan = plan_prune(store.connection, selection)
+        plan = plan_prune(store.lifecycle, selection)
         assert {c.id for c in plan.candidates} == {pinned_later, resumed_later, doomed}
         store.set_pinned([pinned_later], True)
         store.reopen_session(resumed_later)
-        lock = acquire(store.connection, "prune")
+        lock = acquire(store.lifecycle, "prune")
         try:
-            assert run_prune(store.connection, plan, lock) == 1
+            assert run_prune(store.lifecycle, plan, lock) == 1
         finally:
             lock.release()
         assert ids(store) == {pinned_later, resumed_later}

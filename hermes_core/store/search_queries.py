@@ -1,0 +1,427 @@
+"""Every SQL statement of ``session_search`` and the browse picker (SQLite, FTS5).
+
+:mod:`hermes_core.search` decides what to look for and how to present it; this module is the
+only place it reads the store. :class:`SqliteSearchIndex` implements
+:class:`~hermes_core.store.protocol.SearchIndex` over one connection. The statements are
+the ones the search bench measures: change their shape only with the bench beside you.
+
+FTS5 refusing a query (syntax errors, unknown column filters…) is reported as
+:class:`~hermes_core.store.errors.QueryRejected`, so the engine needs no SQLite exception.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from .errors import QueryRejected
+from .fulltext import find_cjk
+from .lookup import resolve_reference
+from .protocol import (
+    BrowseSessionRow,
+    HitRow,
+    ListedSessionRow,
+    MessageRow,
+    RecentSessionRow,
+    SearchIndex,
+    SearchSessionRow,
+    SessionSummaryRow,
+)
+
+if TYPE_CHECKING:
+    from hermes_core.selection.filters import SessionFilter
+
+_MESSAGE_COLUMNS = "id, role, content, timestamp, tool_name, tool_calls"
+_LISTED = "archived = 0 AND (parent_kind IS NULL OR parent_kind != 'delegate')"
+_BOOKEND_ROLES = "role IN ('user', 'assistant')"
+
+
+@contextmanager
+def _rejections() -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.OperationalError as error:
+        raise QueryRejected(str(error)) from error
+
+
+def _role_source_filter(roles: Sequence[str], source: str | None) -> tuple[str, list[object]]:
+    marks = ",".join("?" for _ in roles)
+    sql = f" AND m.role IN ({marks})"
+    params: list[object] = list(roles)
+    if source is not None:
+        sql += " AND m.session_id IN (SELECT id FROM sessions WHERE source = ?)"
+        params.append(source)
+    return sql, params
+
+
+def _preview_sql() -> str:
+    return (
+        "(SELECT substr(content, 1, ?) FROM messages WHERE session_id = s.id AND role = 'user' "
+        "ORDER BY id LIMIT 1)"
+    )
+
+
+class SqliteSearchIndex:
+    """The search reads of one SQLite store (see :class:`~.protocol.SearchIndex`)."""
+
+    database_errors: tuple[type[Exception], ...] = (sqlite3.DatabaseError,)
+    """What this backend raises when the store itself cannot be read."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+
+    # ------------------------------------------------------------------ sessions
+
+    def resolve(self, reference: str) -> str:
+        """The id a person means by ``reference`` (id, unique prefix, title)."""
+        return resolve_reference(self._connection, reference)
+
+    def session_rows(self, session_ids: Sequence[str]) -> dict[str, SearchSessionRow]:
+        """id → (id, title, started_at, last_active_at, source, archived)."""
+        if not session_ids:
+            return {}
+        marks = ",".join("?" for _ in session_ids)
+        rows = self._connection.execute(
+            f"SELECT id, title, started_at, last_active_at, source, archived FROM sessions "
+            f"WHERE id IN ({marks})",
+            list(session_ids),
+        )
+        return {row[0]: tuple(row) for row in rows}
+
+    def session_summary(self, session_id: str) -> SessionSummaryRow:
+        """(title, started_at, last_active_at, source, message count, characters)."""
+        row = self._connection.execute(
+            "SELECT title, started_at, last_active_at, source, "
+            "(SELECT count(*) FROM messages WHERE session_id = ?1), "
+            "(SELECT coalesce(sum(length(content)), 0) FROM messages WHERE session_id = ?1) "
+            "FROM sessions WHERE id = ?1",
+            (session_id,),
+        ).fetchone()
+        return tuple(row)
+
+    def message_session(self, message_id: int) -> tuple[str, str | None] | None:
+        """(session id, session title) of a message, None when there is no such message."""
+        row = self._connection.execute(
+            "SELECT m.session_id, s.title FROM messages m JOIN sessions s ON s.id = m.session_id "
+            "WHERE m.id = ?",
+            (message_id,),
+        ).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def lineage_roots(self, session_ids: Sequence[str], max_depth: int) -> dict[str, str]:
+        """Each id → its compression/branch lineage's root, for the ids that exist."""
+        ids = list(dict.fromkeys(session_ids))
+        roots: dict[str, str] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" for _ in chunk)
+            rows = self._connection.execute(
+                "WITH RECURSIVE up(start, id, parent, kind, depth) AS ("
+                "  SELECT id, id, parent_session_id, parent_kind, 0 FROM sessions "
+                f"  WHERE id IN ({marks})"
+                "  UNION ALL"
+                "  SELECT up.start, s.id, s.parent_session_id, s.parent_kind, up.depth + 1 "
+                "  FROM up JOIN sessions s ON s.id = up.parent "
+                "  WHERE up.kind IN ('compression', 'branch') AND up.depth < ?"
+                ") SELECT start, id FROM up ORDER BY start, depth",
+                [*chunk, max_depth],
+            )
+            for session_id, ancestor in rows:
+                roots[session_id] = ancestor  # the deepest ancestor comes last
+        return roots
+
+    def title_candidates(
+        self, ascii_words: Sequence[str], cjk_runs: Sequence[str], max_length: int, limit: int
+    ) -> list[tuple[int, str]]:
+        """(row key, title) of titles that may name a query: each ASCII word a substring
+        (ASCII case folded), each CJK run a substring, at most ``max_length`` characters."""
+        conditions = ["title IS NOT NULL", "length(title) <= ?"]
+        params: list[object] = [max_length]
+        for word in ascii_words:
+            conditions.append("title LIKE ? ESCAPE '\\'")
+            params.append("%" + _escape_like(word) + "%")
+        for run in cjk_runs:
+            conditions.append("instr(title, ?) > 0")
+            params.append(run)
+        rows = self._connection.execute(
+            f"SELECT rowid, title FROM sessions INDEXED BY idx_sessions_title "
+            f"WHERE {' AND '.join(conditions)} LIMIT ?",
+            [*params, limit],
+        ).fetchall()
+        return [(int(rowid), str(title)) for rowid, title in rows]
+
+    def titled_sessions(
+        self, keys: Sequence[int], source: str | None
+    ) -> list[tuple[int, str, float]]:
+        """(row key, session id, last_active_at) of the sessions of ``keys`` (and ``source``)."""
+        marks = ",".join("?" for _ in keys)
+        source_sql = " AND source = ?" if source is not None else ""
+        rows = self._connection.execute(
+            f"SELECT rowid, id, last_active_at FROM sessions WHERE rowid IN ({marks}){source_sql}",
+            [*keys, *([source] if source is not None else [])],
+        )
+        return [(int(r[0]), str(r[1]), float(r[2])) for r in rows]
+
+    def recent_sessions(
+        self, selection: SessionFilter, limit: int, preview_chars: int
+    ) -> list[RecentSessionRow]:
+        """Browse: (id, title, started, last active, source, messages, pinned, preview) of the
+        ``limit`` most recently active sessions of ``selection``."""
+        from .selection_sql import build_where
+
+        where, params = build_where(selection)
+        rows = self._connection.execute(
+            "SELECT s.id, s.title, s.started_at, s.last_active_at, s.source, s.message_count, "
+            "s.pinned, (SELECT substr(content, 1, ?) FROM messages "
+            "  WHERE session_id = s.id AND role = 'user' ORDER BY id LIMIT 1) "
+            f"FROM sessions s WHERE {where} ORDER BY s.last_active_at DESC LIMIT ?",
+            [preview_chars, *params, limit],
+        )
+        return [tuple(row) for row in rows]
+
+    # ------------------------------------------------------------------ the picker
+
+    def listed_recent(self, limit: int, preview_chars: int) -> list[BrowseSessionRow]:
+        """(id, title, last active, source, preview) of the newest listed sessions (not
+        archived, not delegates)."""
+        rows = self._connection.execute(
+            f"SELECT s.id, s.title, s.last_active_at, s.source, {_preview_sql()} FROM sessions s "
+            f"WHERE {_LISTED} ORDER BY s.last_active_at DESC LIMIT ?",
+            (preview_chars, limit),
+        )
+        return [tuple(row) for row in rows]
+
+    def listed_title_matches(
+        self, words: Sequence[str], limit: int, preview_chars: int
+    ) -> list[BrowseSessionRow]:
+        """Listed sessions whose title holds every word as a substring (ASCII words case
+        folded by LIKE, others by ``lower``), newest first."""
+        conditions = ["s.title IS NOT NULL", _LISTED]
+        params: list[object] = [preview_chars]
+        for word in words:
+            if word.isascii():
+                conditions.append("s.title LIKE ? ESCAPE '\\'")
+                params.append(f"%{_escape_like(word)}%")
+            else:
+                conditions.append("instr(lower(s.title), ?) > 0")
+                params.append(word.lower())
+        rows = self._connection.execute(
+            f"SELECT s.id, s.title, s.last_active_at, s.source, {_preview_sql()} FROM sessions s "
+            f"WHERE {' AND '.join(conditions)} ORDER BY s.last_active_at DESC LIMIT ?",
+            [*params, limit],
+        )
+        return [tuple(row) for row in rows]
+
+    def listed_sessions(self, session_ids: Sequence[str]) -> dict[str, ListedSessionRow]:
+        """id → (id, title, last active, source) for those of ``session_ids`` that are listed."""
+        if not session_ids:
+            return {}
+        marks = ",".join("?" for _ in session_ids)
+        return {
+            row[0]: tuple(row)
+            for row in self._connection.execute(
+                f"SELECT id, title, last_active_at, source FROM sessions "
+                f"WHERE id IN ({marks}) AND {_LISTED}",
+                list(session_ids),
+            )
+        }
+
+    # ------------------------------------------------------------------ messages
+
+    def message_content(self, message_id: int) -> str | None:
+        row = self._connection.execute(
+            "SELECT content FROM messages WHERE id = ?", (message_id,)
+        ).fetchone()
+        return None if row is None else row[0]
+
+    def message_rows_around(
+        self, session_id: str, anchor_id: int, size: int
+    ) -> tuple[list[MessageRow], list[MessageRow]]:
+        """Up to ``size`` rows before the anchor (newest first), and the anchor with up to
+        ``size`` rows after it (oldest first)."""
+        before = self._connection.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id < ? "
+            "ORDER BY id DESC LIMIT ?",
+            (session_id, anchor_id, size),
+        ).fetchall()
+        rest = self._connection.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id >= ? "
+            "ORDER BY id LIMIT ?",
+            (session_id, anchor_id, size + 1),
+        ).fetchall()
+        return before, rest
+
+    def message_row(self, message_id: int) -> list[MessageRow]:
+        return self._connection.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE id = ?", (message_id,)
+        ).fetchall()
+
+    def message_rows_ends(
+        self, session_id: str, head: int, tail: int, *, conversation_only: bool
+    ) -> tuple[list[MessageRow], list[MessageRow]]:
+        """The first ``head`` rows (oldest first) and the last ``tail`` rows (newest first);
+        ``conversation_only`` keeps user and assistant messages only."""
+        roles = f"AND {_BOOKEND_ROLES} " if conversation_only else ""
+        first = self._connection.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? "
+            f"{roles}ORDER BY id LIMIT ?",
+            (session_id, head),
+        ).fetchall()
+        last = self._connection.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? "
+            f"{roles}ORDER BY id DESC LIMIT ?",
+            (session_id, tail),
+        ).fetchall()
+        return first, last
+
+    def message_rows(self, session_id: str) -> list[MessageRow]:
+        return self._connection.execute(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id",
+            (session_id,),
+        ).fetchall()
+
+    def message_position(self, session_id: str, message_id: int) -> tuple[int, int]:
+        """How many messages of the session come before and after ``message_id``."""
+        before, after = self._connection.execute(
+            "SELECT (SELECT count(*) FROM messages WHERE session_id = ?1 AND id < ?2), "
+            "(SELECT count(*) FROM messages WHERE session_id = ?1 AND id > ?2)",
+            (session_id, message_id),
+        ).fetchone()
+        return int(before), int(after)
+
+    def first_conversation_message(self, session_id: str) -> int | None:
+        row = self._connection.execute(
+            "SELECT id FROM messages WHERE session_id = ? ORDER BY role != 'user', id LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    # ------------------------------------------------------------------ full text
+
+    def fts_snippet(
+        self, fts_query: str, message_id: int, start: str, end: str, ellipsis: str, tokens: int
+    ) -> str | None:
+        """The index's own highlighted snippet of ``message_id`` (None when it has none)."""
+        try:
+            row = self._connection.execute(
+                "SELECT snippet(messages_fts, 0, ?, ?, ?, ?) FROM messages_fts "
+                "WHERE messages_fts MATCH ? AND rowid = ?",
+                (start, end, ellipsis, tokens, fts_query, message_id),
+            ).fetchone()
+        except sqlite3.OperationalError:
+            return None
+        return row[0] if row and row[0] else None
+
+    def more_matches_than(self, fts: str, count: int) -> bool:
+        """Whether ``fts`` matches more than ``count`` messages (any role)."""
+        with _rejections():
+            row = self._connection.execute(
+                "SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? "
+                "ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (fts, count),
+            ).fetchone()
+        return row is not None
+
+    def ranked_matches(self, fts: str, limit: int) -> list[tuple[int, float]]:
+        """(message id, bm25 score — lower is better) of the best ``limit`` matches."""
+        with _rejections():
+            return self._connection.execute(
+                "SELECT rowid, bm25(messages_fts) AS score FROM messages_fts "
+                "WHERE messages_fts MATCH ? ORDER BY score, rowid DESC LIMIT ?",
+                (fts, limit),
+            ).fetchall()
+
+    def hit_details(
+        self, message_ids: Sequence[int], roles: Sequence[str], source: str | None
+    ) -> dict[int, tuple[str, float]]:
+        """id → (session id, timestamp) of those messages in ``roles`` (and ``source``)."""
+        where, params = _role_source_filter(roles, source)
+        marks = ",".join("?" for _ in message_ids)
+        return {
+            row[0]: (row[1], row[2])
+            for row in self._connection.execute(
+                f"SELECT m.id, m.session_id, m.timestamp FROM messages m "
+                f"WHERE m.id IN ({marks}){where}",
+                [*message_ids, *params],
+            )
+        }
+
+    def ranked_filtered_matches(
+        self, fts: str, roles: Sequence[str], source: str | None, limit: int
+    ) -> list[HitRow]:
+        """(id, session id, timestamp, bm25 score) of the best ``limit`` matches in ``roles``."""
+        where, params = _role_source_filter(roles, source)
+        with _rejections():
+            rows = self._connection.execute(
+                "SELECT f.rowid, m.session_id, m.timestamp, bm25(messages_fts) AS score "
+                "FROM messages_fts f JOIN messages m ON m.id = f.rowid "
+                f"WHERE messages_fts MATCH ?{where} ORDER BY score, f.rowid DESC LIMIT ?",
+                [fts, *params, limit],
+            ).fetchall()
+        return rows
+
+    def newest_matches(
+        self,
+        fts: str,
+        roles: Sequence[str],
+        source: str | None,
+        *,
+        oldest_first: bool,
+        limit: int,
+        mark: str,
+    ) -> list[tuple[int, str, float, str, bytes | None]]:
+        """(id, session id, timestamp, content with each match opened by ``mark``, the index's
+        token count record) of the ``limit`` newest (oldest) matches in ``roles``."""
+        where, params = _role_source_filter(roles, source)
+        direction = "ASC" if oldest_first else "DESC"
+        assert mark == "\x01", "the highlight statement opens matches with char(1)"
+        with _rejections():
+            return self._connection.execute(
+                "SELECT f.rowid, m.session_id, m.timestamp, "
+                "highlight(messages_fts, 0, char(1), char(2)), d.sz "
+                "FROM messages_fts f JOIN messages m ON m.id = f.rowid "
+                "JOIN messages_fts_docsize d ON d.id = f.rowid "
+                f"WHERE messages_fts MATCH ?{where} ORDER BY f.rowid {direction} LIMIT ?",
+                [fts, *params, limit],
+            ).fetchall()
+
+    def index_averages(self) -> bytes | None:
+        """FTS5's averages record (row 1 of ``messages_fts_data``: rows, then tokens)."""
+        row = self._connection.execute(
+            "SELECT block FROM messages_fts_data WHERE id = 1"
+        ).fetchone()
+        return None if row is None or not row[0] else bytes(row[0])
+
+    def cjk_matches(self, text: str, limit: int) -> list[int]:
+        """Ids of the newest messages holding the CJK substring ``text``."""
+        return find_cjk(self._connection, text, limit=limit)
+
+    def message_contents(
+        self, message_ids: Sequence[int], roles: Sequence[str], source: str | None
+    ) -> list[tuple[int, str, float, str]]:
+        """(id, session id, timestamp, content) of those messages in ``roles`` (``source``)."""
+        where, params = _role_source_filter(roles, source)
+        marks = ",".join("?" for _ in message_ids)
+        return self._connection.execute(
+            f"SELECT m.id, m.session_id, m.timestamp, m.content FROM messages m "
+            f"WHERE m.id IN ({marks}){where}",
+            [*message_ids, *params],
+        ).fetchall()
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def search_index_of(source: object) -> SearchIndex:
+    """The search reads of ``source``: an open store (anything with a ``search_index``), a
+    :class:`SearchIndex` itself, or — for callers written before the store had backends —
+    an open ``sqlite3`` connection to a ``state.db``."""
+    if isinstance(source, sqlite3.Connection):
+        return SqliteSearchIndex(source)
+    index = getattr(source, "search_index", None)
+    if index is not None:
+        return index  # type: ignore[no-any-return]
+    return source  # type: ignore[return-value]

@@ -1,0 +1,180 @@
+"""Import bookkeeping, imported sessions (with their events), state_meta, and the lifecycle
+facet prune and archive run on."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from conftest import EventLog
+from hermes_hookspecs import Message
+
+from hermes_core.lifecycle import state
+from hermes_core.lifecycle.archive import archive, archive_selection, plan_archive, unarchive
+from hermes_core.lifecycle.lock import LockHeld, acquire
+from hermes_core.lifecycle.prune import plan_prune, run_prune
+from hermes_core.selection.filters import SessionFilter
+from hermes_core.store.imports import ImportedTotals, ImportFileRecord
+from hermes_core.store.protocol import Store
+
+RECORD = ImportFileRecord(
+    path="/logs/a.jsonl",
+    importer="claude",
+    size=10,
+    mtime_ns=5,
+    cursor=None,
+    foreign_id=None,
+    session_id=None,
+    state="importing",
+    imported_at=100.0,
+)
+
+
+def test_an_imported_session_is_bookkept_started_and_ended(
+    store: Store, events: EventLog
+) -> None:
+    imports = store.imports
+    session_id = imports.create_session(
+        source="claude-code",
+        started_at=50.0,
+        metadata={"imported_from": {"foreign_id": "f-1"}},
+        bookkeeping=RECORD,
+    )
+    assert events.started == [session_id]
+    assert imports.load_files()[RECORD.path].session_id == session_id
+    assert imports.load_files()[RECORD.path].state == "importing"
+    written = imports.append_messages(
+        session_id,
+        [Message("user", "hi", timestamp=60.0), Message("assistant", "hello")],
+        default_timestamp=50.0,
+    )
+    assert written == 2 and imports.last_message_id(session_id) > 0
+    title = imports.finish_session(
+        session_id,
+        ImportedTotals(title_proposal="Imported: hi", ended_at=70.0, end_reason="imported"),
+    )
+    assert title == "Imported: hi"
+    assert events.ended == [(session_id, "imported")]
+    session = store.get_session(session_id)
+    assert (session.ended_at, session.end_reason, session.message_count) == (70.0, "imported", 2)
+    done = dataclasses.replace(RECORD, session_id=session_id, state="done", foreign_id="f-1")
+    imports.update_file(done)
+    assert imports.load_files() == {RECORD.path: done}
+    assert imports.session_of_foreign_id("claude", "f-1") == session_id
+    assert imports.import_of_foreign_id("claude", "f-1") == (session_id, RECORD.path)
+    assert imports.session_of_foreign_id("codex", "f-1") is None
+    assert imports.session_exists(session_id)
+
+
+def test_a_delegate_is_found_by_its_foreign_id(store: Store) -> None:
+    parent = store.imports.create_session(source="claude-code", started_at=1.0)
+    child = store.imports.create_session(
+        source="claude-code",
+        started_at=2.0,
+        parent_session_id=parent,
+        parent_kind="delegate",
+        metadata={"imported_from": {"foreign_id": "agent-7"}},
+    )
+    assert store.imports.delegate_of_foreign_id(parent, "agent-7") == child
+    assert store.imports.delegate_of_foreign_id(parent, "agent-8") is None
+
+
+def test_an_unfinished_append_is_undone(store: Store) -> None:
+    imports = store.imports
+    session_id = imports.create_session(source="claude-code", started_at=1.0)
+    imports.append_messages(session_id, [Message("user", "kept")], default_timestamp=1.0)
+    kept = imports.last_message_id(session_id)
+    imports.mark_append("/logs/b.jsonl", session_id, kept)
+    imports.append_messages(session_id, [Message("user", "half")] * 3, default_timestamp=2.0)
+    assert imports.pending_appends() == {"/logs/b.jsonl": (session_id, kept)}
+    assert imports.undo_pending_append("/logs/b.jsonl", session_id, kept) == 3
+    assert imports.pending_appends() == {}
+    assert [m.content for m in store.messages(session_id)] == ["kept"]
+    assert store.get_session(session_id).message_count == 1
+
+
+def test_a_partial_import_is_discarded_with_its_bookkeeping(store: Store) -> None:
+    session_id = store.imports.create_session(
+        source="claude-code", started_at=1.0, bookkeeping=RECORD
+    )
+    assert store.imports.discard_partial(dataclasses.replace(RECORD, session_id=session_id)) == 1
+    assert store.imports.load_files() == {}
+    assert not store.imports.session_exists(session_id)
+
+
+def test_state_meta_keeps_text_by_key(store: Store) -> None:
+    assert store.read_state(["a", "b"]) == {}
+    store.write_state({"a": "1", "b": "two"})
+    store.write_state({"a": "3"})
+    assert store.read_state(["a", "b", "c"]) == {"a": "3", "b": "two"}
+    assert store.lifecycle.read_state(["b"]) == {"b": "two"}
+    with store.lifecycle.transaction() as db:
+        state.write(db, {"c": 1.5, "d": {"x": 1}})
+        state.delete(db, "a")
+    assert store.read_state(["a", "c", "d"]) == {"c": "1.5", "d": '{"x": 1}'}
+
+
+def test_the_lifecycle_lock_is_held_once(store: Store) -> None:
+    lock = acquire(store.lifecycle, "test")
+    with pytest.raises(LockHeld):
+        acquire(store.lifecycle, "another")
+    lock.release()
+    acquire(store.lifecycle, "again").release()
+    assert state.LOCK not in store.read_state([state.LOCK])
+
+
+def test_prune_and_archive_spare_pinned_lineages_and_running_sessions(store: Store) -> None:
+    old_ended = store.create_session("cli", started_at=10.0)
+    store.end_session(old_ended.id, "user_exit", ended_at=20.0)
+    delegate = store.create_session(
+        "cli", started_at=11.0, parent_session_id=old_ended.id, parent_kind="delegate"
+    )
+    store.end_session(delegate.id, "done", ended_at=12.0)
+    pinned_root = store.create_session("cli", started_at=10.0, title="keep")
+    pinned_child = store.continue_after_compression(pinned_root.id)
+    store.end_session(pinned_child.id, "user_exit")
+    store.set_pinned([pinned_child.id], True)
+    running = store.create_session("cli", started_at=10.0)
+
+    plan = plan_archive(store.lifecycle, archive_selection(SessionFilter()))
+    assert {m.id for m in plan.matches} == {old_ended.id, delegate.id}
+    assert plan.pinned_count == 2  # the pinned session and its compression ancestor
+    assert archive(store.lifecycle, [old_ended.id, pinned_root.id, running.id]) == 1
+    assert store.get_session(old_ended.id).archived
+    assert unarchive(store.lifecycle, [old_ended.id]) == 1
+
+    prune = plan_prune(store.lifecycle, SessionFilter(ended_only=True))
+    assert [c.id for c in prune.candidates if c.id != delegate.id] == [old_ended.id]
+    assert prune.protected_count == 2 and prune.active_count == 1
+    lock = acquire(store.lifecycle, "prune")
+    try:
+        assert run_prune(store.lifecycle, plan_prune(store.lifecycle, SessionFilter(
+            ended_only=True, session_ids=(old_ended.id,)
+        )), lock) == 2
+    finally:
+        lock.release()
+    assert store.count_sessions() == 3
+    free, pages, size = store.lifecycle.free_space()
+    assert pages > 0 and size > 0 and 0 <= free <= pages
+    assert store.lifecycle.size_bytes() > 0
+
+
+def test_routing_rows_point_session_keys_at_sessions(store: Store) -> None:
+    from hermes_core.store.routing import RouteRecord
+
+    first = store.create_session("telegram", gateway=True)
+    second = store.create_session("telegram", gateway=True)
+    key = "agent:main:telegram:group:-100:u7"
+    assert store.routing.route(key) is None
+    store.routing.set_route(RouteRecord(key, first.id, "telegram", '{"chat": "-100"}', 10.0))
+    store.routing.set_route(RouteRecord("agent:main:discord:dm:9", second.id, "discord", None, 11.0))
+    assert store.routing.route(key) == RouteRecord(key, first.id, "telegram", '{"chat": "-100"}', 10.0)
+    store.routing.set_route(RouteRecord(key, second.id, "telegram", None, 12.0, expires_at=99.0))
+    assert store.routing.route(key) == RouteRecord(key, second.id, "telegram", None, 12.0, 99.0)
+    assert [r.session_key for r in store.routing.routes()] == ["agent:main:discord:dm:9", key]
+    assert [r.session_key for r in store.routing.routes("telegram")] == [key]
+    store.delete_session(second.id)
+    assert store.routing.route(key).session_id is None  # type: ignore[union-attr]
+    assert store.routing.delete_route(key) is True
+    assert store.routing.delete_route(key) is False
+    assert store.routing.route(key) is None

@@ -1,0 +1,72 @@
+"""Messages: append, read back in order, counters, edits, previews."""
+
+from __future__ import annotations
+
+import pytest
+from hermes_hookspecs import Message, ToolCall
+
+from hermes_core.store.errors import SessionNotFound
+from hermes_core.store.protocol import Store
+
+
+def test_messages_come_back_in_order_with_every_field(store: Store) -> None:
+    session = store.create_session("cli", started_at=1.0)
+    first = store.append_message(session.id, Message("user", "run the tests", timestamp=10.0))
+    ids = store.append_messages(
+        session.id,
+        [
+            Message(
+                "assistant",
+                "",
+                timestamp=11.0,
+                tool_calls=(ToolCall("terminal", '{"cmd": "pytest"}', "call_1"),),
+                reasoning="the user wants tests run",
+            ),
+            Message("tool", "3 passed", timestamp=12.0, tool_name="terminal", tool_call_id="call_1"),
+            Message("assistant", "All 3 pass.", timestamp=13.0, token_count=4),
+        ],
+    )
+    assert len(ids) == 3 and ids[0] > first
+    stored = store.messages(session.id)
+    assert [m.role for m in stored] == ["user", "assistant", "tool", "assistant"]
+    assert [m.id for m in stored] == [first, *ids]
+    assert stored[1].tool_calls == (ToolCall("terminal", '{"cmd": "pytest"}', "call_1"),)
+    assert stored[1].reasoning == "the user wants tests run"
+    assert (stored[2].tool_name, stored[2].tool_call_id) == ("terminal", "call_1")
+    assert stored[3].token_count == 4
+    assert list(store.iter_messages(session.id, batch=2)) == stored
+    again = store.get_session(session.id)
+    assert again.message_count == 4 == store.message_count(session.id)
+    assert again.tool_call_count == 1
+    assert again.last_active_at == 13.0
+
+
+def test_appending_to_an_unknown_session_writes_nothing(store: Store) -> None:
+    with pytest.raises(SessionNotFound):
+        store.append_messages("20260101_000000_000000", [Message("user", "lost")])
+    assert store.append_messages("20260101_000000_000000", []) == range(0)
+    assert store.message_count("20260101_000000_000000") == 0
+
+
+def test_an_edited_message_is_found_by_its_new_text_only(store: Store) -> None:
+    from hermes_core.search import session_search
+
+    session = store.create_session("cli")
+    message_id = store.append_message(session.id, Message("user", "the aardvark escaped"))
+    store.update_message_content(message_id, "the pangolin escaped")
+    assert store.messages(session.id)[0].content == "the pangolin escaped"
+    assert session_search(store, query="aardvark")["count"] == 0
+    assert session_search(store, query="pangolin")["count"] == 1
+    with pytest.raises(KeyError):
+        store.update_message_content(10**9, "nothing")
+
+
+def test_previews_are_the_start_of_the_first_user_message(store: Store) -> None:
+    talk = store.create_session("cli")
+    store.append_messages(
+        talk.id,
+        [Message("assistant", "hello"), Message("user", "please   fix\nthe build " + "x" * 300)],
+    )
+    silent = store.create_session("cli")
+    previews = store.previews([talk.id, silent.id], length=20)
+    assert previews == {talk.id: "please fix the bui", silent.id: ""}

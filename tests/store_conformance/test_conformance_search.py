@@ -1,0 +1,94 @@
+"""Search through ``session_search`` and the browse rows: both read the store only through
+its protocol, so a backend that passes these serves the agent tool and the picker."""
+
+from __future__ import annotations
+
+from hermes_hookspecs import Message
+
+from hermes_core.search import MATCH_END, MATCH_START, session_search
+from hermes_core.search.typeahead import browse_rows
+from hermes_core.store.protocol import Store
+
+
+def _talk(store: Store, title: str | None, *texts: str, source: str = "cli") -> str:
+    session = store.create_session(source, title=title)
+    store.append_messages(
+        session.id,
+        [Message("user" if i % 2 == 0 else "assistant", text) for i, text in enumerate(texts)],
+    )
+    return session.id
+
+
+def test_discovery_finds_words_phrases_or_not_and_prefixes(store: Store) -> None:
+    docker = _talk(store, None, "how do I deploy with docker compose", "use docker compose up")
+    kube = _talk(store, None, "kubernetes rollout is stuck", "check the kubernetes events")
+    both = _talk(store, None, "docker images on kubernetes", "push them to the registry")
+
+    def found(query: str) -> set[str]:
+        payload = session_search(store, query=query)
+        assert "error" not in payload, payload
+        return {r["session_id"] for r in payload["results"]}
+
+    assert found("docker") == {docker, both}
+    assert found("docker kubernetes") == {both}
+    assert found('"compose up"') == {docker}
+    assert found("docker OR rollout") == {docker, kube, both}
+    assert found("docker NOT kubernetes") == {docker}
+    assert found("kube*") == {kube, both}
+    assert found("zebra") == set()
+    hostile = session_search(store, query='docker" AND (')
+    assert "error" not in hostile
+
+
+def test_results_are_highlighted_and_read_and_scroll_forms_work(store: Store) -> None:
+    session_id = _talk(
+        store, "auth refactor", *[f"step {i} of the jwt migration" for i in range(30)]
+    )
+    payload = session_search(store, query="jwt")
+    [result] = payload["results"]
+    assert result["session_id"] == session_id
+    assert MATCH_START + "jwt" + MATCH_END in result["snippet"]
+    assert any(m["match"] for m in result["messages"])
+    read = session_search(store, session_id="auth refactor")
+    assert read["session_id"] == session_id and read["message_count"] == 30
+    anchor = result["match_message_id"]
+    scrolled = session_search(store, session_id=session_id, around_message_id=anchor, window=2)
+    assert anchor in [m["id"] for m in scrolled["messages"]]
+    assert len(scrolled["messages"]) <= 5
+
+
+def test_cjk_text_is_found_as_a_substring(store: Store) -> None:
+    found = _talk(store, None, "我们讨论了量子纠缠的实验", "好的")
+    _talk(store, None, "nothing in chinese here")
+    for query in ("量子纠缠", "纠缠"):
+        payload = session_search(store, query=query)
+        assert [r["session_id"] for r in payload["results"]] == [found], query
+
+
+def test_a_title_that_names_the_query_comes_first_and_lineages_appear_once(store: Store) -> None:
+    named = _talk(store, "billing export", "we need to redo it")
+    _talk(store, None, "the billing export failed again", "billing export retried")
+    root = store.create_session("cli", title="parser work")
+    store.append_message(root.id, Message("user", "the tokenizer drops commas"))
+    child = store.continue_after_compression(root.id)
+    store.append_message(child.id, Message("user", "tokenizer fixed, commas kept"))
+    payload = session_search(store, query="billing export")
+    assert payload["results"][0]["session_id"] == named
+    assert payload["results"][0]["matched"] == "title"
+    lineage = session_search(store, query="tokenizer")
+    assert [r["lineage_id"] for r in lineage["results"]] == [root.id]
+
+
+def test_browse_lists_recent_sessions_and_the_picker_matches_titles_and_text(store: Store) -> None:
+    older = _talk(store, "auth refactor plan", "start")
+    newer = _talk(store, None, "the walrus migration")
+    archived = _talk(store, "zebra notes", "zebra")
+    store.set_archived([archived], True)
+    browse = session_search(store)
+    assert [s["session_id"] for s in browse["sessions"]] == [newer, older]
+    assert [r.session_id for r in browse_rows(store, "")] == [newer, older]
+    assert [r.session_id for r in browse_rows(store, "auth ref")] == [older]
+    assert [(r.session_id, r.matched) for r in browse_rows(store, "walrus")] == [
+        (newer, "content")
+    ]
+    assert browse_rows(store, "zebra") == []

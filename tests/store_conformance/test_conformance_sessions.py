@@ -1,0 +1,202 @@
+"""Sessions: create, read back, resolve, end, titles, lineage, pins, archive, usage, events."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import EventLog, StoreFactory
+from hermes_hookspecs import Message
+
+from hermes_core.store.errors import (
+    AmbiguousSessionId,
+    InvalidTitle,
+    SessionNotFound,
+    TitleInUse,
+)
+from hermes_core.store.protocol import Store
+
+
+def test_a_created_session_reads_back_with_its_fields_and_fires_started(
+    store: Store, events: EventLog
+) -> None:
+    session = store.create_session(
+        "telegram",
+        started_at=1_700_000_000.0,
+        gateway=True,
+        system_prompt="You are Hermes.",
+        model_config={"temperature": 0.2},
+        metadata={"note": "kept"},
+        user_id="u-1",
+        model="gpt-x",
+        cwd="/srv/app",
+        chat_id="c-9",
+        chat_type="group",
+    )
+    again = store.get_session(session.id)
+    assert again == session
+    assert again.source == "telegram"
+    assert again.started_at == 1_700_000_000.0
+    assert len(session.id.rsplit("_", 1)[-1]) == 8  # gateway ids end in 8 hex digits
+    assert again.system_prompt == "You are Hermes."
+    assert again.model_config == {"temperature": 0.2}
+    assert again.metadata == {"note": "kept"}
+    assert (again.user_id, again.model, again.cwd) == ("u-1", "gpt-x", "/srv/app")
+    assert (again.chat_id, again.chat_type) == ("c-9", "group")
+    assert again.ended_at is None and again.title is None
+    assert events.started == [session.id]
+
+
+def test_a_given_id_is_kept_and_an_unknown_id_is_not_found(store: Store) -> None:
+    session = store.create_session("cli", session_id="20260101_000000_abcdef")
+    assert session.id == "20260101_000000_abcdef"
+    with pytest.raises(SessionNotFound):
+        store.get_session("20260101_000000_000000")
+
+
+def test_sessions_persist_across_reopening(store_factory: StoreFactory) -> None:
+    first = store_factory()
+    session = first.create_session("cli", title="persisted")
+    first.append_message(session.id, Message("user", "still here"))
+    first.close()
+    second = store_factory()
+    assert second.get_session(session.id).title == "persisted"
+    assert [m.content for m in second.messages(session.id)] == ["still here"]
+
+
+def test_resolve_takes_an_id_a_unique_prefix_or_a_title(store: Store) -> None:
+    a = store.create_session("cli", session_id="20260101_000000_aaaaaa", title="alpha plan")
+    store.create_session("cli", session_id="20260101_000000_aaabbb")
+    assert store.resolve(a.id) == a.id
+    assert store.resolve("20260101_000000_aaaa") == a.id
+    assert store.resolve("alpha plan") == a.id
+    with pytest.raises(AmbiguousSessionId):
+        store.resolve("20260101_000000_aa")
+    with pytest.raises(SessionNotFound):
+        store.resolve("no such thing")
+    with pytest.raises(SessionNotFound):
+        store.resolve("   ")
+
+
+def test_ending_fires_ended_once_and_keeps_the_first_end(store: Store, events: EventLog) -> None:
+    session = store.create_session("cli")
+    ended = store.end_session(session.id, "user_exit", ended_at=1_800_000_000.0)
+    assert (ended.ended_at, ended.end_reason) == (1_800_000_000.0, "user_exit")
+    store.end_session(session.id, "timeout")
+    assert store.get_session(session.id).end_reason == "user_exit"
+    assert events.ended == [(session.id, "user_exit")]
+    store.reopen_session(session.id)
+    reopened = store.get_session(session.id)
+    assert reopened.ended_at is None and reopened.end_reason is None
+    with pytest.raises(SessionNotFound):
+        store.end_session("20260101_000000_000000", "user_exit")
+
+
+def test_titles_are_sanitised_unique_and_several_sessions_may_have_none(store: Store) -> None:
+    a = store.create_session("cli")
+    b = store.create_session("cli")
+    untitled = store.create_session("cli")
+    assert store.set_title(a.id, "  my   project ").title == "my project"
+    with pytest.raises(TitleInUse):
+        store.set_title(b.id, "my project")
+    with pytest.raises(InvalidTitle):
+        store.set_title(b.id, "   ")
+    with pytest.raises(InvalidTitle):
+        store.set_title(b.id, "x" * 101)
+    assert store.set_title(a.id, "my project").title == "my project"  # its own title again
+    assert store.get_session(b.id).title is None
+    assert store.get_session(untitled.id).title is None
+
+
+def test_a_queued_title_waits_for_its_session(store: Store) -> None:
+    store.queue_title("20260301_120000_c0ffee", "named in advance")
+    session = store.create_session("cli", session_id="20260301_120000_c0ffee")
+    assert session.title == "named in advance"
+    existing = store.create_session("cli")
+    store.queue_title(existing.id, "set at once")
+    assert store.get_session(existing.id).title == "set at once"
+
+
+def test_automatic_titles_never_replace_a_title_and_get_a_suffix_when_taken(store: Store) -> None:
+    a = store.create_session("cli", title="deploy notes")
+    b = store.create_session("cli")
+    assert store.apply_automatic_title(a.id, "something else") is None
+    assert store.apply_automatic_title(b.id, "deploy notes") == "deploy notes (2)"
+    assert store.get_session(b.id).title == "deploy notes (2)"
+
+
+def test_the_first_exchange_asks_for_an_automatic_title(
+    store: Store, events: EventLog
+) -> None:
+    events.title = "Fixing the flaky test"
+    session = store.create_session("cli")
+    store.append_messages(
+        session.id, [Message("user", "the CI test is flaky"), Message("assistant", "on it")]
+    )
+    store.wait_for_titles(timeout=10)
+    assert events.titles == [session.id]
+    assert store.get_session(session.id).title == "Fixing the flaky test"
+
+
+def test_compression_continues_a_lineage_with_numbered_titles(
+    store: Store, events: EventLog
+) -> None:
+    root = store.create_session("cli", title="my project", cwd="/w", model="m1")
+    second = store.continue_after_compression(root.id)
+    third = store.continue_after_compression(second.id)
+    assert store.get_session(root.id).end_reason == "compression"
+    assert (second.title, third.title) == ("my project #2", "my project #3")
+    assert (second.parent_session_id, second.parent_kind) == (root.id, "compression")
+    assert (second.cwd, second.model) == ("/w", "m1")
+    assert store.resolve("my project") == third.id  # a title means the lineage's newest
+    assert store.resolve("my project #2") == second.id
+    assert store.compression_root(third.id) == root.id
+    assert store.compression_lineage(second.id) == [root.id, second.id, third.id]
+    assert events.started == [root.id, second.id, third.id]
+    assert events.ended == [(root.id, "compression"), (second.id, "compression")]
+
+
+def test_delegates_are_children_of_their_parent(store: Store) -> None:
+    parent = store.create_session("cli")
+    first = store.create_session(
+        "cli", parent_session_id=parent.id, parent_kind="delegate", started_at=1.0
+    )
+    grandchild = store.create_session(
+        "cli", parent_session_id=first.id, parent_kind="delegate", started_at=2.0
+    )
+    second = store.create_session(
+        "cli", parent_session_id=parent.id, parent_kind="delegate", started_at=3.0
+    )
+    branch = store.create_session("cli", parent_session_id=parent.id, parent_kind="branch")
+    assert store.delegate_children(parent.id) == (first.id, second.id)
+    assert sorted(store.delegate_tree(parent.id)) == sorted(
+        [parent.id, first.id, grandchild.id, second.id]
+    )
+    assert branch.id not in store.delegate_tree(parent.id)
+
+
+def test_pins_and_archive_flags_count_only_changes(store: Store) -> None:
+    a = store.create_session("cli")
+    b = store.create_session("cli")
+    assert store.set_pinned([a.id, b.id], True) == 2
+    assert store.set_pinned([a.id], True) == 0
+    assert store.set_pinned([b.id], False) == 1
+    assert (store.get_session(a.id).pinned, store.get_session(b.id).pinned) == (True, False)
+    assert store.set_archived([a.id], True) == 1
+    assert store.get_session(a.id).archived
+    assert store.set_archived([a.id], False) == 1
+    assert store.set_pinned(["20260101_000000_000000"], True) == 0
+
+
+def test_usage_adds_up_and_a_missing_cost_stays_unknown(store: Store) -> None:
+    session = store.create_session("cli")
+    store.record_usage(session.id, input_tokens=100, output_tokens=20)
+    store.record_usage(
+        session.id, input_tokens=5, output_tokens=1, cost_estimated_usd=0.25, billing_provider="p"
+    )
+    store.record_usage(session.id, cost_estimated_usd=0.5)
+    again = store.get_session(session.id)
+    assert (again.input_tokens, again.output_tokens) == (105, 21)
+    assert again.cost_estimated_usd == pytest.approx(0.75)
+    assert again.cost_actual_usd is None
+    assert again.billing_provider == "p"
+    with pytest.raises(SessionNotFound):
+        store.record_usage("20260101_000000_000000", input_tokens=1)
