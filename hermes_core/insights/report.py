@@ -15,7 +15,7 @@ import datetime as _dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from hermes_core.store.insights import (
+from hermes_core.store.insight_rows import (
     ActivityRow,
     InsightRows,
     SessionUsageRow,

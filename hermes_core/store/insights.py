@@ -1,8 +1,9 @@
-"""Aggregate queries behind ``hermes insights``: usage, cost inputs, activity and tool results
-over a selection of sessions, each one ``GROUP BY`` in SQL (never a walk over messages in Python).
+"""The SQLite side of ``Store.insight_rows`` (the rows and what they mean: :mod:`.insight_rows`):
+usage, cost inputs, activity and tool results over a selection of sessions, each one ``GROUP BY``
+in SQL (never a walk over messages in Python).
 
-The selection is the F1 condition :func:`hermes_core.selection.filters.build_where` produces over
-``sessions`` aliased ``s``. Session-level figures come from the session counters alone; the tool
+The selection is the F1 condition :func:`.selection_sql.build_where` produces over ``sessions``
+aliased ``s``. Session-level figures come from the session counters alone; the tool
 figures read the partial index ``idx_messages_tool_results`` (schema v4), which holds every tool
 result's session, tool name and failure flag, so no message row is read for them.
 
@@ -14,11 +15,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-ACTIVITY_BUCKET_SECONDS = 900
-"""Session starts are counted per 15 minutes of UTC time: every time zone's offset is a
-multiple of 15 minutes, so each bucket falls inside one local hour and one local day."""
+from .insight_rows import (
+    ACTIVITY_BUCKET_SECONDS,
+    LARGEST_SESSIONS,
+    ActivityRow,
+    InsightRows,
+    SessionUsageRow,
+    ToolResultRow,
+    UsageRow,
+)
 
 _HEAD = "ltrim(substr(content, 1, 300), char(32, 9, 10, 13))"
 """The start of a message, leading white space removed (only the head is ever copied)."""
@@ -40,92 +46,7 @@ TOOL_FAILED_SQL = f"""CASE
 END"""
 """1 when a tool result reports a failure, 0 when not, NULL for other roles.
 
-A tool result failed when its text, leading white space aside, starts with ``error`` in any
-case followed by anything but a letter (``Error: …``, ``error - …``, ``ERROR``, not
-``errors found: 0``), or with ``Traceback (most recent call last):``, or when it is a JSON
-object whose ``error`` is neither null, false, ``""`` nor 0, or whose ``isError`` /
-``is_error`` is true."""
-
-
-@dataclass(frozen=True, slots=True)
-class UsageRow:
-    """Session counters summed over the selected sessions of one (source, model) pair."""
-
-    source: str
-    model: str | None
-    sessions: int
-    messages: int
-    input_tokens: int
-    output_tokens: int
-    tool_calls: int
-    """Tool calls the assistant asked for (the sessions' ``tool_call_count``)."""
-    actual_cost_usd: float
-    actual_cost_sessions: int
-    """Sessions with a stored actual cost (summed in ``actual_cost_usd``)."""
-    stored_estimate_usd: float
-    stored_estimate_sessions: int
-    """Sessions without an actual cost but with a stored estimate."""
-    uncosted_sessions: int
-    """Sessions with neither; their cost can only come from a price table."""
-    uncosted_with_tokens: int
-    """Of those, the ones that recorded any tokens (a session without tokens costs nothing)."""
-    uncosted_input_tokens: int
-    uncosted_output_tokens: int
-    first_started_at: float
-    last_active_at: float
-
-
-@dataclass(frozen=True, slots=True)
-class ActivityRow:
-    """Sessions that started within one :data:`ACTIVITY_BUCKET_SECONDS` bucket of UTC time."""
-
-    bucket_start: float
-    """POSIX time at which the bucket starts."""
-    sessions: int
-    messages: int
-    tokens: int
-    """Input plus output tokens."""
-
-
-@dataclass(frozen=True, slots=True)
-class ToolResultRow:
-    """Tool results of one tool over the selected sessions."""
-
-    name: str | None
-    """The tool's name (from the result, else from the assistant call it answers); None when
-    neither names it."""
-    results: int
-    failed: int
-
-
-@dataclass(frozen=True, slots=True)
-class SessionUsageRow:
-    """One session's usage (the largest sessions of a selection)."""
-
-    id: str
-    title: str | None
-    source: str
-    model: str | None
-    started_at: float
-    messages: int
-    input_tokens: int
-    output_tokens: int
-    cost_actual_usd: float | None
-    cost_estimated_usd: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class InsightRows:
-    """Everything ``hermes insights`` reads from the store for one selection."""
-
-    usage: list[UsageRow]
-    activity: list[ActivityRow]
-    tools: list[ToolResultRow]
-    largest: list[SessionUsageRow]
-    """The sessions with the most tokens, most first."""
-
-
-LARGEST_SESSIONS = 10
+The rule is :data:`.insight_rows.TOOL_FAILURE_RULE`."""
 
 
 def usage_rows(
