@@ -30,12 +30,13 @@ from bench.latency import live_messages, run_latency
 from bench.lifecycle import run_lifecycle
 from bench.search import bounds_note, run_search_bench, summary
 from bench.startup import CommandFailed, run_startup
+from bench.turns import run_turns
 from hermes_core.store.store import STATE_DB_NAME, SessionStore
 
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d", "e", "i", "n", "s", "r", "x")
+FIGURES = ("a", "b", "c", "d", "e", "i", "n", "s", "r", "t", "x")
 STANDALONE_FIGURES = frozenset({"i", "r"})
 """Figures that need neither the session corpus nor a store."""
 TRIGGER_CONTEXT_MAX = 100_000
@@ -75,7 +76,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="comma-separated corpus sizes in messages (multiples of 100); default 100000,1000000",
     )
     parser.add_argument(
-        "--only", help="comma-separated figures out of a,b,c,d,e,i,n,s,r,x (default all)"
+        "--only", help="comma-separated figures out of a,b,c,d,e,i,n,s,r,t,x (default all)"
     )
     parser.add_argument(
         "--workdir",
@@ -88,6 +89,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--startup-runs", type=int, help="runs of each command timed by (c)")
     parser.add_argument("--search-repeats", type=int, help="runs of each query timed by (s)")
     parser.add_argument("--insights-repeats", type=int, help="runs of each report timed by (n)")
+    parser.add_argument("--turns", type=int, help="turns timed by (t)")
     parser.add_argument(
         "--verbose",
         action="store_true",
@@ -109,6 +111,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.startup_runs = args.startup_runs or (5 if args.quick else 15)
     args.search_repeats = args.search_repeats or (3 if args.quick else 10)
     args.insights_repeats = args.insights_repeats or (3 if args.quick else 10)
+    args.turns = args.turns or (50 if args.quick else 300)
     return args
 
 
@@ -143,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             or "e" in args.figures
             or "x" in args.figures
             or "n" in args.figures
-            or (bool({"b", "s"} & args.figures) and size == largest)
+            or (bool({"b", "s", "t"} & args.figures) and size == largest)
         )
         if needs_store and not _store_complete(root / "store"):
             started = time.perf_counter()
@@ -159,6 +162,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             lifecycle_figures(root / "store" / STATE_DB_NAME, workdir, size_label(size))
         if "b" in args.figures and size == largest:
             latency_figures(root / "store", args.seed, sessions, args.appends, size_label(size))
+        if "t" in args.figures and size == largest:
+            turn_figures(root / "store", args.turns, size_label(size))
         if "s" in args.figures and size == largest:
             search_figures(
                 root / "store" / STATE_DB_NAME, args.seed, args.search_repeats, size_label(size)
@@ -341,6 +346,29 @@ def latency_figures(home: Path, seed: int, sessions: int, appends: int, label: s
         f"{result.delete_ms:.0f}",
         "ms",
         f"context: deleting that {appends}-message session afterwards",
+    )
+
+
+def turn_figures(home: Path, turns: int, label: str) -> None:
+    load_before = os.getloadavg()[0]
+    times = run_turns(home, turns)
+    last, end = times.after_last_token_ms, times.after_stream_end_ms
+    note = (
+        f"{turns} turns through TurnEngine + openai SDK against the local stand-in; "
+        f"load average {load_before:.1f} → {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+    emit(f"turn_overhead_p50_{label}", f"{times.percentile(last, 0.50):.2f}", "ms", note)
+    emit(
+        f"turn_overhead_p99_{label}",
+        f"{times.percentile(last, 0.99):.2f}",
+        "ms",
+        "target ≤ 5 ms at 1M; last streamed token → assistant message + usage stored",
+    )
+    emit(
+        f"turn_store_p99_{label}",
+        f"{times.percentile(end, 0.99):.2f}",
+        "ms",
+        f"context: stream end → returned, p50 {times.percentile(end, 0.50):.2f} ms",
     )
 
 

@@ -67,6 +67,26 @@ def _is_price_table(value: Any) -> bool:
             if not 0 <= number < float("inf"):
                 return False
     return True
+def _optional_text(default: str | None = None) -> Setting:
+    return Setting(
+        default, lambda v: v is None or (isinstance(v, str) and v.strip() != ""), "a text"
+    )
+
+
+def _optional_whole(minimum: int = 1) -> Setting:
+    return Setting(
+        None,
+        lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= minimum),
+        f"a whole number ≥ {minimum}",
+    )
+
+
+def _seconds(default: float) -> Setting:
+    return Setting(
+        default,
+        lambda v: isinstance(v, int | float) and not isinstance(v, bool) and v > 0,
+        "a number of seconds > 0",
+    )
 
 
 SETTINGS: Mapping[str, Setting] = {
@@ -97,6 +117,14 @@ SETTINGS: Mapping[str, Setting] = {
         _is_price_table,
         "a mapping of model names to {input_per_mtok: USD, output_per_mtok: USD}, both numbers ≥ 0",
     ),
+    # The model behind chat, the gateway and model titles (docs/models.md).
+    "model.provider": _optional_text(),
+    "model.base_url": _optional_text(),
+    "model.name": _optional_text(),
+    "model.api_key_env": _with_default(_optional_text(), "OPENAI_API_KEY"),
+    "model.context_tokens": _optional_whole(minimum=1),
+    "model.timeout_seconds": _seconds(60.0),
+    "model.max_retries": _whole(3),
 }
 
 

@@ -25,6 +25,7 @@ from hermes_hookspecs import (
     Importer,
     Message,
     ModelProvider,
+    ModelSettings,
     PlatformAdapter,
     RedactionRule,
     Session,
@@ -37,9 +38,12 @@ CORE_DISTRIBUTION = "hermes-sessions"
 ENTRY_POINT_GROUP = PROJECT_NAME
 BUILTIN_PLUGINS = (
     "hermes_core.builtins.sources",
+    "hermes_core.builtins.model_titles",
     "hermes_core.builtins.titles",
     "hermes_core.builtins.store_sqlite",
 )
+"""The core's own plugins, in registration order. A module that defines ``plugin_for(host)``
+is registered as the object that function returns (for built-ins that need the host)."""
 KNOWN_HOOKS = frozenset(name for name in dir(hookspecs) if name.startswith("hermes_"))
 
 # Where a missing component can be had, for a helpful error.
@@ -120,9 +124,12 @@ class PluginHost:
         self.records: dict[str, PluginRecord] = {}
         self._registries: dict[str, dict[str, tuple[Any, str]]] = {}
         self._registry_errors: dict[str, DuplicateComponent] = {}
+        self._model: tuple[ModelProvider, ModelSettings] | None = None
         for module_name in BUILTIN_PLUGINS:
             module = __import__(module_name, fromlist=["_"])
-            self._register(module_name.rsplit(".", 1)[-1], module, CORE_DISTRIBUTION, builtin=True)
+            factory = getattr(module, "plugin_for", None)
+            plugin = factory(self) if callable(factory) else module
+            self._register(module_name.rsplit(".", 1)[-1], plugin, CORE_DISTRIBUTION, builtin=True)
         for name, plugin in extra_plugins:
             self._register(name, plugin, "(in-process)")
         if load_entry_points:
@@ -281,6 +288,15 @@ class PluginHost:
     def store_backends(self) -> dict[str, StoreBackend]:
         """Every registered store backend by URL scheme (``sqlite`` is the built-in one)."""
         return self._components("store backend", "hermes_register_store_backends")
+
+    def use_model(self, provider: ModelProvider, settings: ModelSettings) -> None:
+        """Make ``provider`` with ``settings`` the model this host's own features use (the
+        automatic-title plugin); set when a chat or the gateway opens its provider."""
+        self._model = (provider, settings)
+
+    def active_model(self) -> tuple[ModelProvider, ModelSettings] | None:
+        """The model set by :meth:`use_model`, or None when nothing opened one."""
+        return self._model
 
     def redaction_rules(self) -> list[RedactionRule]:
         return list(self._components("redaction rule", "hermes_register_redaction_rules").values())

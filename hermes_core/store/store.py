@@ -552,16 +552,29 @@ class SessionStore:
 
     # ------------------------------------------------------------------ messages
 
-    def append_message(self, session_id: str, message: Message) -> int:
-        """Append one message; returns its id."""
-        ids = self.append_messages(session_id, [message])
+    def append_message(
+        self, session_id: str, message: Message, *, input_tokens: int = 0, output_tokens: int = 0
+    ) -> int:
+        """Append one message; returns its id. Token counts given are added to the session's
+        totals in the same transaction (a model's answer and its usage, stored at once)."""
+        ids = self.append_messages(
+            session_id, [message], input_tokens=input_tokens, output_tokens=output_tokens
+        )
         return ids[0]
 
-    def append_messages(self, session_id: str, messages: Iterable[Message]) -> range:
+    def append_messages(
+        self,
+        session_id: str,
+        messages: Iterable[Message],
+        *,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+    ) -> range:
         """Append messages in one transaction (the fast path for bulk loads); returns their ids.
 
         Message rows and their index rows are written together: a crash leaves either the
-        whole batch or none of it.
+        whole batch or none of it. ``input_tokens``/``output_tokens`` are added to the
+        session's totals in the same transaction.
         """
         batch = list(messages)
         if not batch:
@@ -587,8 +600,16 @@ class SessionStore:
             db.execute(
                 "UPDATE sessions SET message_count = message_count + ?, "
                 "tool_call_count = tool_call_count + ?, "
+                "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, "
                 "last_active_at = max(last_active_at, ?) WHERE id = ?",
-                (len(batch), inserted.tool_calls, inserted.last_timestamp, session_id),
+                (
+                    len(batch),
+                    inserted.tool_calls,
+                    input_tokens,
+                    output_tokens,
+                    inserted.last_timestamp,
+                    session_id,
+                ),
             )
         self._after_write()
         if first_exchange and self._events is not None:

@@ -432,6 +432,19 @@ def test_record_usage_adds_tokens_and_cost(store: SessionStore) -> None:
     assert (got.input_tokens, got.output_tokens) == (150, 25)
 
 
+def test_an_answer_and_its_usage_are_stored_in_one_append(store: SessionStore) -> None:
+    session = store.create_session("cli")
+    store.append_message(session.id, Message("user", "hi"))
+    store.append_message(
+        session.id, Message("assistant", "hello"), input_tokens=30, output_tokens=4
+    )
+    store.append_messages(
+        session.id, [Message("user", "more"), Message("assistant", "ok")], output_tokens=2
+    )
+    stored = store.get_session(session.id)
+    assert (stored.input_tokens, stored.output_tokens, stored.message_count) == (30, 6, 4)
+
+
 def test_record_usage_of_unknown_session_is_session_not_found(store: SessionStore) -> None:
     with pytest.raises(SessionNotFound):
         store.record_usage("20990101_000000_ffffff", input_tokens=1)

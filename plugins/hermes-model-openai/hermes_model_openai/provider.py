@@ -1,0 +1,139 @@
+"""The ``openai`` provider: streamed Chat Completions through the official SDK.
+
+Each call sends ``stream=True`` with ``stream_options={"include_usage": True}``. Text and
+reasoning deltas (``reasoning_content`` or ``reasoning``, as llama.cpp, vLLM, Ollama and
+DeepSeek-style endpoints stream it) are yielded as they arrive; tool calls are assembled from
+their fragments and yielded whole when the answer ends; then one ``TokenUsage``. An endpoint
+that sends no usage gets an estimate (4 characters per token of the request and the answer).
+
+Timeouts are ``settings.timeout_seconds``; the SDK retries rate limits (429), server errors
+(5xx), timeouts and dropped connections ``settings.max_retries`` times with exponential
+back-off (honouring ``Retry-After``). Every failure is a one-line ``ModelError``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from hermes_hookspecs import (
+    ModelError,
+    ModelEvent,
+    ModelRequest,
+    ModelSettings,
+    ReasoningDelta,
+    TextDelta,
+    TokenUsage,
+)
+
+from .assembling import ToolCallAssembler
+from .errors import model_error
+from .messages import chat_messages, chat_tools, request_chars
+
+if TYPE_CHECKING:
+    import openai
+
+CHARS_PER_TOKEN = 4
+NO_KEY = "no-key"
+"""Sent as the key when none is configured: local servers (llama.cpp, Ollama) need none, and
+the SDK would otherwise read ``OPENAI_API_KEY`` behind our back."""
+
+
+class OpenAIProvider:
+    """Any OpenAI-compatible Chat Completions endpoint, by ``model.base_url``."""
+
+    name = "openai"
+    description = (
+        "OpenAI-compatible endpoints (OpenAI, llama.cpp server, Ollama, vLLM) via the openai SDK"
+    )
+
+    def __init__(self) -> None:
+        self._clients: dict[tuple[Any, ...], openai.OpenAI] = {}
+        self._lock = threading.Lock()
+
+    def _client(self, settings: ModelSettings) -> openai.OpenAI:
+        key = (settings.base_url, settings.api_key, settings.timeout_seconds, settings.max_retries)
+        with self._lock:
+            client = self._clients.get(key)
+            if client is None:
+                import openai
+
+                client = openai.OpenAI(
+                    base_url=settings.base_url,
+                    api_key=settings.api_key or NO_KEY,
+                    timeout=settings.timeout_seconds,
+                    max_retries=settings.max_retries,
+                )
+                self._clients[key] = client
+            return client
+
+    def stream(self, request: ModelRequest, settings: ModelSettings) -> Iterator[ModelEvent]:
+        """Call the endpoint and yield the answer as it streams (see the module docstring)."""
+        if not settings.model:
+            raise ModelError(
+                "no model name is configured: set model.name in config.yaml or HERMES_MODEL"
+            )
+        parameters: dict[str, Any] = {
+            "model": settings.model,
+            "messages": chat_messages(request),
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            parameters["tools"] = chat_tools(request)
+        if request.max_output_tokens is not None:
+            parameters["max_tokens"] = request.max_output_tokens
+        try:
+            chunks = self._client(settings).chat.completions.create(**parameters)
+        except Exception as error:
+            raise model_error(error, settings) from None
+        calls = ToolCallAssembler()
+        usage: TokenUsage | None = None
+        answer_chars = 0
+        started = False
+        try:
+            with chunks:
+                for chunk in chunks:
+                    started = True
+                    if chunk.usage is not None:
+                        usage = TokenUsage(
+                            chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
+                        )
+                    for choice in chunk.choices or ():
+                        delta = choice.delta
+                        if delta is None:
+                            continue
+                        reasoning = _reasoning_of(delta)
+                        if reasoning:
+                            yield ReasoningDelta(reasoning)
+                        if delta.content:
+                            answer_chars += len(delta.content)
+                            yield TextDelta(delta.content)
+                        for fragment in delta.tool_calls or ():
+                            calls.add(fragment)
+        except Exception as error:
+            raise model_error(error, settings, mid_answer=started) from None
+        for call in calls.finish():
+            if not call.name:
+                raise ModelError(
+                    f"the model endpoint {settings.base_url or 'api.openai.com'} sent a tool "
+                    "call without a name (a malformed answer)"
+                )
+            answer_chars += len(call.arguments)
+            yield call
+        if usage is None:
+            usage = TokenUsage(_estimate(request_chars(request)), _estimate(answer_chars))
+        yield usage
+
+
+def _reasoning_of(delta: Any) -> str | None:
+    for name in ("reasoning_content", "reasoning"):
+        value = getattr(delta, name, None)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def _estimate(chars: int) -> int:
+    return (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
