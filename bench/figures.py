@@ -36,8 +36,8 @@ from hermes_core.store.store import STATE_DB_NAME, SessionStore
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d", "e", "i", "n", "s", "r", "t", "x")
-STANDALONE_FIGURES = frozenset({"i", "r"})
+FIGURES = ("a", "b", "c", "d", "e", "i", "n", "s", "r", "t", "x", "g")
+STANDALONE_FIGURES = frozenset({"i", "r", "g"})
 """Figures that need neither the session corpus nor a store."""
 TRIGGER_CONTEXT_MAX = 100_000
 """The trigger-based loader (context only) runs at sizes up to this many messages."""
@@ -76,7 +76,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="comma-separated corpus sizes in messages (multiples of 100); default 100000,1000000",
     )
     parser.add_argument(
-        "--only", help="comma-separated figures out of a,b,c,d,e,i,n,s,r,t,x (default all)"
+        "--only", help="comma-separated figures out of a,b,c,d,e,i,n,s,r,t,x,g (default all)"
     )
     parser.add_argument(
         "--workdir",
@@ -85,6 +85,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="where corpora and stores are kept (default bench/.corpus)",
     )
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--gateway-load",
+        help="(g): CHATSxMESSAGES sent through the webhook (default 50x20, quick 10x10)",
+    )
     parser.add_argument("--appends", type=int, help="single appends timed by (b)")
     parser.add_argument("--startup-runs", type=int, help="runs of each command timed by (c)")
     parser.add_argument("--search-repeats", type=int, help="runs of each query timed by (s)")
@@ -107,6 +111,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     unknown = args.figures - set(FIGURES)
     if unknown:
         parser.error(f"--only: unknown figure(s) {', '.join(sorted(unknown))}")
+    load = args.gateway_load or ("10x10" if args.quick else "50x20")
+    try:
+        chats, per_chat = (int(part) for part in load.lower().split("x"))
+    except ValueError:
+        parser.error(f"--gateway-load: {load!r} is not CHATSxMESSAGES (e.g. 50x20)")
+    args.gateway_chats, args.gateway_messages = chats, per_chat
     args.appends = args.appends or (300 if args.quick else 2_000)
     args.startup_runs = args.startup_runs or (5 if args.quick else 15)
     args.search_repeats = args.search_repeats or (3 if args.quick else 10)
@@ -129,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         import_figures(workdir, args.seed, args.quick)
     if "r" in args.figures:
         redaction_figures(args.seed, args.verbose)
+    if "g" in args.figures:
+        gateway_figures(workdir, args.gateway_chats, args.gateway_messages)
     if not args.figures - STANDALONE_FIGURES:
         return 0
     largest = max(args.sizes)
@@ -177,6 +189,63 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "c" in args.figures:
         startup_figures(corpus, workdir, args.startup_runs)
     return 0
+
+
+def gateway_figures(workdir: Path, chats: int, messages: int) -> None:
+    """(g) N chats × M messages through the webhook of a real gateway process; then the same
+    with a kill -9 half-way and a restart."""
+    from bench.gateway import median, percentile, run_load
+
+    label = f"{chats}x{messages}"
+    for kill in (False, True):
+        result = run_load(workdir, chats, messages, kill_midway=kill)
+        name = f"gateway{'_kill9' if kill else ''}_{label}"
+        emit(f"{name}_acknowledged", str(result.acknowledged), "messages")
+        emit(f"{name}_lost", str(result.lost), "messages", "target 0")
+        emit(f"{name}_misrouted", str(result.misrouted), "messages", "target 0")
+        if kill:
+            emit(
+                f"{name}_killed",
+                "yes" if result.killed else "NO",
+                note="the gateway died of SIGKILL half-way and was restarted",
+            )
+            emit(
+                f"{name}_resent_stored_twice",
+                str(result.resent_stored_twice),
+                "messages",
+                "unacknowledged when killed, sent again; not a loss",
+            )
+        emit(
+            f"{name}_overhead_p50",
+            f"{median(result.overhead_ms):.2f}",
+            "ms",
+            "routing + store writes per message, model time excluded",
+        )
+        emit(
+            f"{name}_overhead_p99",
+            f"{percentile(result.overhead_ms, 0.99):.2f}",
+            "ms",
+            "target ≤ 10 ms (issue: 200x50 on a 1M-message store)",
+        )
+        emit(
+            f"{name}_overhead_cpu_p50",
+            f"{median(result.overhead_cpu_ms):.2f}",
+            "ms",
+            f"CPU time of the same work; p99 {percentile(result.overhead_cpu_ms, 0.99):.2f} ms",
+        )
+        emit(
+            f"{name}_routing_p99",
+            f"{percentile(result.routing_ms, 0.99):.2f}",
+            "ms",
+            f"store writes p99 {percentile(result.store_ms, 0.99):.2f} ms",
+        )
+        emit(
+            f"{name}_round_trip_p50",
+            f"{median(result.round_trips_ms):.1f}",
+            "ms",
+            f"client side, stand-in model included; p99 "
+            f"{percentile(result.round_trips_ms, 0.99):.1f} ms; {result.seconds:.1f} s in all",
+        )
 
 
 def _chunk_sessions(sessions: int) -> int:

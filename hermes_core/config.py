@@ -44,6 +44,12 @@ def _choice(default: str, *choices: str) -> Setting:
     return Setting(default, lambda v: v in choices, " or ".join(choices))
 
 
+def _mapping_of_mappings(value: Any) -> bool:
+    return isinstance(value, Mapping) and all(
+        isinstance(name, str) and isinstance(item, Mapping | None) for name, item in value.items()
+    )
+
+
 def _with_default(setting: Setting, default: Any) -> Setting:
     return Setting(default, setting.check, setting.expected)
 
@@ -100,6 +106,19 @@ SETTINGS: Mapping[str, Setting] = {
     "session.terminal_continue": _with_default(_boolean(), True),
     "display.resume_display": _choice("full", "full", "minimal"),
     "gateway.write_sessions_json": _with_default(_boolean(), True),
+    "gateway.platforms": Setting(
+        {}, lambda v: _mapping_of_mappings(v), "a mapping of platform name → its settings"
+    ),
+    "gateway.identity_aliases": Setting(
+        {},
+        lambda v: _mapping_of_mappings(v)
+        and all(
+            isinstance(m, Mapping) and all(isinstance(c, str) for c in m.values())
+            for m in v.values()
+        ),
+        "a mapping of platform name → {alias: canonical id}",
+    ),
+    "gateway.workers": _whole(8, minimum=1),
     "group_sessions_per_user": _with_default(_boolean(), True),
     "thread_sessions_per_user": _boolean(),
     "session_reset.mode": _choice("none", "none", "idle", "daily", "both"),

@@ -56,6 +56,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("exporter", "trace"): "hermes-export-trace",
     ("importer", "claude"): "hermes-import-claude",
     ("importer", "codex"): "hermes-import-codex",
+    ("importer", "hermes-agent"): "hermes-import-hermes-agent",
     ("model provider", "openai"): "hermes-model-openai",
     ("store backend", "postgresql"): "hermes-store-postgres",
 }

@@ -10,6 +10,7 @@ import typer
 from . import (
     demo_command,
     export_commands,
+    gateway_commands,
     import_commands,
     insights_command,
     lifecycle_commands,
@@ -81,8 +82,10 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
     search_commands.register(sessions)
     export_commands.register(sessions)
     import_commands.register(sessions)
+    gateway_commands.register_repair(sessions)
     app.add_typer(sessions, name="sessions")
     insights_command.register(app)
+    gateway_commands.register(app)
     plugins_command.register(app)
     demo_command.register(app)
     if with_plugin_commands and host is not None:

@@ -20,7 +20,7 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from hermes_core.importing import FileOutcome, FoundLog, ImportRun, ImportSummary
 
 EXIT_NOTHING_TO_DO = 2
+MAX_LISTED_SESSIONS = 10
+"""A file holding more top-level sessions (a whole store) is reported with one count line."""
 
 HINT = """\
 hermes: nothing to import without a terminal to pick on. Try:
@@ -62,9 +64,10 @@ def register(sessions: typer.Typer) -> None:
             typer.Option(
                 "--from",
                 metavar="NAME",
-                help="The importer to use (claude, codex…): overrides detection, limits --all "
-                "and the picker to that tool.",
-                autocompletion=lambda: ["claude", "codex"],
+                help="The importer to use (claude, codex, hermes-agent…): overrides detection, "
+                "limits --all and the picker to that tool. A database importer (hermes-agent) "
+                "without PATH imports the store it finds in its default place.",
+                autocompletion=lambda: ["claude", "codex", "hermes-agent", "jsonl"],
             ),
         ] = None,
         all_: Annotated[
@@ -74,9 +77,10 @@ def register(sessions: typer.Typer) -> None:
             ),
         ] = False,
     ) -> None:
-        """Import sessions from other agent CLIs (Claude Code, Codex CLI…) as ended sessions;
-        re-importing skips unchanged logs and appends the new turns of grown ones."""
-        from hermes_core.importing import ImportRun, ImportSummary
+        """Import sessions from other agent CLIs (Claude Code, Codex CLI…) and Hermes Agent
+        stores as ended sessions; re-importing skips unchanged logs and appends the new turns
+        of grown ones."""
+        from hermes_core.importing import ImportRun, ImportSummary, is_database_importer
 
         from .picker import is_interactive
 
@@ -89,7 +93,8 @@ def register(sessions: typer.Typer) -> None:
             raise UserError(
                 "no importer is installed (pip install hermes-import-claude hermes-import-codex)"
             )
-        if not paths and not all_ and not is_interactive():
+        database = forced is not None and is_database_importer(forced)
+        if not paths and not all_ and not database and not is_interactive():
             typer.echo(HINT, err=True)
             raise typer.Exit(EXIT_NOTHING_TO_DO)
         run = ImportRun(context.store)
@@ -98,8 +103,10 @@ def register(sessions: typer.Typer) -> None:
             _import_paths(run, summary, paths, importers, forced)
         elif all_:
             _import_everything(run, summary, importers, from_)
+        elif forced is not None and is_database_importer(forced):
+            _import_default_store(run, summary, forced)
         else:
-            chosen = pick_foreign_logs(importers, from_)
+            chosen = pick_foreign_logs(importers, from_, skip=run.is_own_store)
             if chosen is None:
                 return
             for log in chosen:
@@ -180,12 +187,16 @@ def _import_everything(
     """``--all``: stat every discovered file; read only the new and grown ones."""
     from hermes_core.importing import FileOutcome, FileStatus, gather_candidates
 
-    found = gather_candidates(importers, os.environ, only=only, on_error=_discovery_failed)
+    found = [
+        log
+        for log in gather_candidates(importers, os.environ, only=only, on_error=_discovery_failed)
+        if not run.is_own_store(log.candidate.path)  # Hermes Agent's default is ~/.hermes too
+    ]
     progress = _Progress(len(found)) if sys.stderr.isatty() else None
     for index, log in enumerate(found, start=1):
         path = log.candidate.path
         try:
-            known = run.quick_check(path)
+            known = run.quick_check(path, log.importer)
         except OSError as error:
             reason = error.strerror or str(error)
             outcome = FileOutcome(path, FileStatus.UNREADABLE, detail=f"cannot read: {reason}")
@@ -207,8 +218,25 @@ def _import_everything(
         typer.echo("No sessions found to import.")
 
 
+def _import_default_store(run: ImportRun, summary: ImportSummary, importer: Importer) -> None:
+    """``--from NAME`` of a database importer without PATH: the store(s) it finds in its
+    default place (a Hermes Agent ``state.db``); this store itself is refused."""
+    from hermes_core.importing import gather_candidates
+
+    found = gather_candidates({importer.name: importer}, os.environ, on_error=_discovery_failed)
+    if not found:
+        label = getattr(importer, "label", importer.name)
+        raise UserError(f"no {label} store was found in its default place; give its PATH")
+    for log in found:
+        _report(run.import_file(log.candidate.path, importer), summary)
+
+
 def pick_foreign_logs(
-    importers: Mapping[str, Importer], only: str | None, *, multi: bool = True
+    importers: Mapping[str, Importer],
+    only: str | None,
+    *,
+    multi: bool = True,
+    skip: Callable[[Path], bool] | None = None,
 ) -> list[FoundLog] | None:
     """The picker over every log the importers (or only the one named ``only``) discover,
     newest first; the chosen logs, or None when nothing was found or chosen (said on the
@@ -221,6 +249,7 @@ def pick_foreign_logs(
     found = [
         described(log)
         for log in gather_candidates(importers, os.environ, only=only, on_error=_discovery_failed)
+        if skip is None or not skip(log.candidate.path)
     ]
     if not found:
         typer.echo("No sessions found to import.")
@@ -263,11 +292,26 @@ def _report(outcome: FileOutcome, summary: ImportSummary) -> None:
     status = outcome.status
     label = outcome.label or outcome.importer or "foreign"
     if status is FileStatus.IMPORTED:
-        for stored in outcome.top_level:
-            what = "session (restored)" if stored.restored else "session"
-            typer.echo(f"✓ Imported {label} {what} as {stored.session_id}: {stored.title or '—'}")
-            typer.echo(f"  Continue it with:  hermes --resume {stored.session_id}")
-        _report_delegates(outcome)
+        top_level = outcome.top_level
+        if len(top_level) > MAX_LISTED_SESSIONS:
+            delegates = len(outcome.delegates)
+            typer.echo(
+                f"✓ Imported {len(top_level)} {label} sessions"
+                + (f" and {delegates} delegate session(s)" if delegates else "")
+                + f" from {outcome.path}"
+            )
+            typer.echo(f"  List them with:  hermes sessions list --limit {len(top_level)}")
+        else:
+            for stored in top_level:
+                what = "session (restored)" if stored.restored else "session"
+                typer.echo(
+                    f"✓ Imported {label} {what} as {stored.session_id}: {stored.title or '—'}"
+                )
+                typer.echo(f"  Continue it with:  hermes --resume {stored.session_id}")
+            _report_delegates(outcome)
+        _report_appended(outcome)
+    elif status is FileStatus.APPENDED and outcome.appended:
+        _report_appended(outcome)
     elif status is FileStatus.APPENDED:
         main = outcome.sessions[0]
         typer.echo(
@@ -283,8 +327,21 @@ def _report(outcome: FileOutcome, summary: ImportSummary) -> None:
         typer.echo(f"! {outcome.path}: {outcome.detail}")
     else:
         typer.echo(f"hermes: {outcome.path}: {outcome.detail}", err=True)
+    if outcome.routes_added:
+        typer.echo(f"  with {outcome.routes_added} gateway routing row(s)")
     for note in outcome.notes:
         typer.echo(f"  note: {note}")
+
+
+def _report_appended(outcome: FileOutcome) -> None:
+    """The sessions of a database file that were here already and got new messages."""
+    if not outcome.appended:
+        return
+    messages = sum(stored.messages for stored in outcome.appended)
+    typer.echo(
+        f"↻ Appended {messages} new message(s) to {len(outcome.appended)} session(s) "
+        f"from {outcome.path}"
+    )
 
 
 def _report_delegates(outcome: FileOutcome) -> None:

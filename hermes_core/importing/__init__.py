@@ -8,6 +8,7 @@ makes re-imports idempotent:
 * :mod:`.batches` — cutting a message stream into bounded batches.
 * :mod:`.conversations` — storing a foreign conversation (new, or appended to its session).
 * :mod:`.snapshots` — restoring sessions exactly as a backup holds them.
+* :mod:`.databases` — importing another tool's whole database (a Hermes Agent ``state.db``).
 * :mod:`.runner` — importing one file end to end, reporting a :class:`FileOutcome`.
 * :mod:`.outcomes` — per-file outcomes and the run's summary.
 * :mod:`.choosing` — which importer reads a path.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from .candidates import FoundLog, described, gather_candidates
 from .choosing import importer_for_path
+from .databases import is_database_importer
 from .outcomes import FileOutcome, FileStatus, ImportSummary, StoredSession
 from .runner import ImportRun
 
@@ -31,4 +33,5 @@ __all__ = [
     "described",
     "gather_candidates",
     "importer_for_path",
+    "is_database_importer",
 ]

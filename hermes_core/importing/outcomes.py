@@ -57,6 +57,10 @@ class FileOutcome:
     """Things worth a line: a backup session already in the store, a title given a suffix."""
     warnings: Counter[str] = field(default_factory=Counter)
     """Skipped input by reason (``malformed line``, ``unknown record type``…)."""
+    appended: list[StoredSession] = field(default_factory=list)
+    """Sessions of a database file that were here already and got new messages."""
+    routes_added: int = 0
+    """Gateway routing rows a database file brought (chats this store did not route yet)."""
 
     @property
     def top_level(self) -> list[StoredSession]:
@@ -84,7 +88,7 @@ class ImportSummary:
     def add(self, outcome: FileOutcome) -> None:
         self.files[outcome.status] += 1
         self.warnings.update(outcome.warnings)
-        self.sessions_written += len(outcome.sessions)
+        self.sessions_written += len(outcome.sessions) + len(outcome.appended)
 
     @property
     def malformed_lines(self) -> int:

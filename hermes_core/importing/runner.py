@@ -20,6 +20,7 @@ Errors reading a file become an ``unreadable`` outcome; the run goes on.
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -31,12 +32,19 @@ from hermes_core.store.errors import StoreError
 from hermes_core.store.imports import ImportFileRecord
 
 from .conversations import append_to_conversation, store_new_conversation
+from .databases import (
+    DatabaseImport,
+    database_stamp,
+    database_untouched,
+    is_database_importer,
+    unchanged_database,
+)
 from .files import Change, FileStamp, compare, stamp_of
 from .outcomes import FileOutcome, FileStatus, StoredSession
 from .snapshots import restore_snapshot
 
 if TYPE_CHECKING:
-    from hermes_core.store.protocol import ImportBookkeeping
+    from hermes_core.store.protocol import ImportBookkeeping, RoutingTable
 
 
 class ImportRun:
@@ -48,20 +56,27 @@ class ImportRun:
         :class:`~hermes_core.store.protocol.ImportBookkeeping`."""
         bookkeeping: ImportBookkeeping = getattr(store, "imports", None) or store  # type: ignore[assignment]
         self._store = bookkeeping
+        self._routing: RoutingTable | None = getattr(store, "routing", None)
+        self._own_path = _own_file(getattr(store, "url", None))
         self._clock = clock
         self.records: dict[str, ImportFileRecord] = bookkeeping.load_files()
         self._unfinished_appends = bookkeeping.pending_appends()
+        self._own_files: frozenset[tuple[int, int]] | None = None
 
     def bookkeeping_key(self, path: Path) -> str:
         """The key a file is remembered by: its absolute path (symlinks not resolved, so a
         log reached through a link is the same log next time)."""
         return str(path.absolute())
 
-    def quick_check(self, path: Path) -> FileOutcome | None:
+    def quick_check(self, path: Path, importer: Importer | None = None) -> FileOutcome | None:
         """The outcome of ``path`` when the bookkeeping alone decides it (unchanged, or
-        changed since import), without opening it; None when it must be read. Raises
-        ``OSError`` when it cannot even be stat'ed."""
+        changed since import), without opening it; None when it must be read (a database:
+        whenever its files were written since). Raises ``OSError`` when it cannot even be
+        stat'ed."""
         record = self.records.get(self.bookkeeping_key(path))
+        if importer is not None and is_database_importer(importer):
+            untouched = database_untouched(database_stamp(path), record)
+            return unchanged_database(path, record, None) if untouched and record else None
         change = compare(stamp_of(path), record)
         if record is None or change is not Change.UNCHANGED:
             return None
@@ -75,6 +90,22 @@ class ImportRun:
             stamp = stamp_of(path)
         except OSError as error:
             return _unreadable(path, importer, error)
+        if self.is_own_store(path):
+            outcome = FileOutcome(path, FileStatus.UNREADABLE, importer=importer.name)
+            outcome.label = label
+            outcome.detail = (
+                "this is the session store being imported into; refusing to import it into itself"
+            )
+            return outcome
+        if is_database_importer(importer):
+            try:
+                stamp = database_stamp(path)
+            except OSError as error:
+                return _unreadable(path, importer, error)
+            record = self.records.get(key)
+            if record is not None and database_untouched(stamp, record):
+                return unchanged_database(path, record, label)
+            return self._import_database(path, importer, key, stamp)
         if key in self._unfinished_appends:  # a process died while appending to it
             session_id, last_id = self._unfinished_appends.pop(key)
             self._store.undo_pending_append(key, session_id, last_id)
@@ -110,6 +141,48 @@ class ImportRun:
             # stored stays marked "importing" and is redone by the next import; a failed
             # append has already been undone.
             return _unreadable(path, importer, error, outcome)
+        return outcome
+
+    def is_own_store(self, path: Path) -> bool:
+        """Whether ``path`` is this store's own file (or its WAL or shared-memory file): one
+        ``stat``, compared with the store's files (looked up once per run). A store that is
+        not a local file (another backend) has none."""
+        if self._own_files is None:
+            own: set[tuple[int, int]] = set()
+            if self._own_path is not None:
+                for candidate in (self._own_path, self._own_path + "-wal", self._own_path + "-shm"):
+                    try:
+                        info = os.stat(candidate)
+                    except OSError:
+                        continue
+                    own.add((info.st_dev, info.st_ino))
+            self._own_files = frozenset(own)
+        try:
+            info = os.stat(path)
+        except OSError:
+            return False
+        return (info.st_dev, info.st_ino) in self._own_files
+
+    def _import_database(
+        self, path: Path, importer: Importer, key: str, stamp: FileStamp
+    ) -> FileOutcome:
+        run = DatabaseImport(
+            self._store,
+            self._routing,
+            importer,
+            path,
+            key,
+            stamp,
+            self.records.get(key),
+            self._clock(),
+        )
+        try:
+            outcome, record = run.run()
+        except (StoreError, *self._store.database_errors):  # type: ignore[misc]
+            raise  # the store's trouble, not the file's: the command reports it
+        except Exception as error:
+            return _unreadable(path, importer, error, run.outcome)
+        self.records[key] = record
         return outcome
 
     # ------------------------------------------------------------------ the three paths
@@ -412,3 +485,10 @@ def _unreadable(
     verb = "cannot read" if isinstance(error, OSError | UnicodeError) else "cannot import"
     result.detail = f"{verb}: {_reason(error)}"
     return result
+
+
+def _own_file(url: object) -> str | None:
+    """The file of a ``sqlite:///…`` store URL (None for other backends)."""
+    if not isinstance(url, str) or not url.startswith("sqlite:///"):
+        return None
+    return url[len("sqlite:///") :]

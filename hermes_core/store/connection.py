@@ -23,8 +23,20 @@ WRITE_RETRY_SECONDS = 60.0
 """How long a write keeps retrying a busy store before giving up with a clear error."""
 
 
-def open_connection(path: Path, *, read_only: bool = False) -> sqlite3.Connection:
-    """Open ``path`` (creating it 0600 unless ``read_only``) with the store's settings."""
+class SharedLockConnection(sqlite3.Connection):
+    """A connection whose write transactions also take a lock shared with the other
+    connections of this process (``write_lock``): threads that each have their own connection
+    (the gateway's workers) then queue for the write lock in Python, handed over at once,
+    instead of in SQLite's busy handler, which sleeps in steps of milliseconds."""
+
+    write_lock: threading.Lock | None = None
+
+
+def open_connection(
+    path: Path, *, read_only: bool = False, write_lock: threading.Lock | None = None
+) -> sqlite3.Connection:
+    """Open ``path`` (creating it 0600 unless ``read_only``) with the store's settings;
+    ``write_lock`` is taken around every write transaction (see SharedLockConnection)."""
     try:
         if read_only:
             connection = sqlite3.connect(
@@ -33,7 +45,18 @@ def open_connection(path: Path, *, read_only: bool = False) -> sqlite3.Connectio
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             _create_private_file(path)
-            connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            if write_lock is not None:
+                shared = sqlite3.connect(
+                    path,
+                    isolation_level=None,
+                    check_same_thread=False,
+                    factory=SharedLockConnection,
+                )
+                assert isinstance(shared, SharedLockConnection)
+                shared.write_lock = write_lock
+                connection = shared
+            else:
+                connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if not read_only:
             mode = _enable_wal(connection)
@@ -88,6 +111,17 @@ def write_transaction(
     busy timeout; that is retried with jittered back-off for up to ``retry_seconds``. Once the
     lock is held the body runs exactly once.
     """
+    lock = getattr(connection, "write_lock", None)
+    if lock is not None:
+        with lock:
+            yield from _write_transaction(connection, retry_seconds)
+        return
+    yield from _write_transaction(connection, retry_seconds)
+
+
+def _write_transaction(
+    connection: sqlite3.Connection, retry_seconds: float
+) -> Iterator[sqlite3.Connection]:
     deadline = time.monotonic() + retry_seconds
     while True:
         try:

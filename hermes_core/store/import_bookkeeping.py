@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import Message, ParentKind
 
-from . import imports, rowwrites
+from . import database_imports, imports, rowwrites
 from .errors import SessionNotFound
 from .rows import SESSION_COLUMNS, session_from_row
 
@@ -132,6 +132,35 @@ class SqliteImportBookkeeping:
 
     def discard_messages_after(self, session_id: str, last_id: int) -> int:
         return imports.discard_messages_after(self._connection, session_id, last_id)
+
+    def imported_sessions(self, importer: str) -> dict[str, database_imports.ImportedEntry]:
+        return database_imports.imported_sessions(self._connection, importer)
+
+    def refresh_session(
+        self,
+        session_id: str,
+        fields: Mapping[str, Any],
+        *,
+        seen: str,
+        last_active_at: float | None = None,
+    ) -> None:
+        database_imports.refresh_imported_session(
+            self._connection, session_id, fields, seen=seen, last_active_at=last_active_at
+        )
+
+    def link_parent(self, session_id: str, parent_id: str, kind: ParentKind) -> None:
+        database_imports.link_parent(self._connection, session_id, parent_id, kind)
+
+    def clear_append_marks(self, path: str) -> None:
+        database_imports.clear_append_marks(self._connection, path)
+
+    def forget_file(self, path: str) -> None:
+        database_imports.forget_import_file(self._connection, path)
+
+    def discard_run(self, path: str, importer: str, run_started: float) -> int:
+        return database_imports.discard_interrupted_run(
+            self._connection, path, importer, run_started
+        )
 
     def _is_open(self, session_id: str) -> bool:
         row = self._connection.execute(

@@ -97,7 +97,30 @@ def insert_session(
         if "FOREIGN KEY" in str(error):
             raise SessionNotFound(f"no session {parent_session_id}") from error
         raise
+    if parent_session_id is not None and parent_kind in ("compression", "branch"):
+        take_over_route(db, parent_session_id, session_id, started)
     return session_id
+
+
+def take_over_route(db: sqlite3.Connection, parent_id: str, child_id: str, now: float) -> None:
+    """A compression continuation or ``/branch`` child of a session a gateway chat is routed
+    to becomes that chat's session, in the transaction that creates it (SPEC G4): the routing
+    row moves to the child and the child carries the key and chat identity."""
+    moved = db.execute(
+        "UPDATE gateway_routing SET session_id = ?, updated_at = ? WHERE session_id = ?",
+        (child_id, now, parent_id),
+    ).rowcount
+    if moved:
+        db.execute(
+            "UPDATE sessions SET "
+            "session_key = coalesce(session_key, (SELECT session_key FROM sessions WHERE id = ?)), "
+            "chat_id = coalesce(chat_id, (SELECT chat_id FROM sessions WHERE id = ?)), "
+            "chat_type = coalesce(chat_type, (SELECT chat_type FROM sessions WHERE id = ?)), "
+            "thread_id = coalesce(thread_id, (SELECT thread_id FROM sessions WHERE id = ?)), "
+            "user_id = coalesce(user_id, (SELECT user_id FROM sessions WHERE id = ?)) "
+            "WHERE id = ?",
+            (parent_id, parent_id, parent_id, parent_id, parent_id, child_id),
+        )
 
 
 def store_system_prompt(db: sqlite3.Connection, prompt: str | None) -> str | None:

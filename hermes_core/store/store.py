@@ -70,10 +70,19 @@ class SessionEvents(Protocol):
 class SessionStore:
     """Sessions and their messages in ``$HERMES_HOME/state.db``."""
 
-    def __init__(self, path: Path | str, *, events: SessionEvents | None = None) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        events: SessionEvents | None = None,
+        write_lock: threading.Lock | None = None,
+    ) -> None:
+        """Open the store at ``path``. Threads of one process that each open their own store
+        on the same file may share a ``write_lock`` so their writes queue without SQLite's
+        sleeping busy handler."""
         self.path = Path(path)
         self._events = events
-        self._connection = open_connection(self.path)
+        self._connection = open_connection(self.path, write_lock=write_lock)
         try:
             migrate(self._connection)
             self._connection.execute("SELECT count(*) FROM sessions LIMIT 1").fetchone()
@@ -101,6 +110,11 @@ class SessionStore:
     def open(cls, home: Path | str, *, events: SessionEvents | None = None) -> SessionStore:
         """Open (creating if needed) the store of the Hermes home directory ``home``."""
         return cls(Path(home) / STATE_DB_NAME, events=events)
+
+    @property
+    def events(self) -> SessionEvents | None:
+        """Who hears about sessions starting and ending (the plugin host), if anyone."""
+        return self._events
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -543,6 +557,14 @@ class SessionStore:
         """Set ``state_meta`` keys in one transaction."""
         with write_transaction(self._connection) as db:
             _write_state(db, values)
+
+    def backup(self) -> Path:
+        """Checkpoint the WAL into the file and copy it beside itself, named with the time;
+        returns the copy's path (made before a repair changes anything)."""
+        from .maintenance import backup_files
+
+        self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return backup_files(self.path)
 
     def stats(self) -> StoreStats:
         """Counts and size for ``hermes sessions stats``."""

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, runtime_checkable
 
+from ._gateway import Deliver
 from ._types import (
     ExportOptions,
     ExportResult,
@@ -75,7 +76,15 @@ class Exporter(Protocol):
 
 @runtime_checkable
 class Importer(Protocol):
-    """A reader of another tool's session logs. Pure reader: the core stores what it yields."""
+    """A reader of another tool's session logs. Pure reader: the core stores what it yields.
+
+    Optional members the core looks for with ``getattr``: ``describe(candidate)`` (the
+    picker's details) and ``file_kind``. ``file_kind = "database"`` says the files are
+    databases another program updates in place (not append-only logs): the core then reads
+    again (``read(path, cursor)``) whenever the file or its ``-wal`` was written since the last
+    import, whatever its size, and takes each yielded
+    ``snapshot`` session as one of many in the file (see ``ImportedSession.continues``).
+    """
 
     name: str
     label: str
@@ -113,6 +122,27 @@ class PlatformAdapter(SessionSource, Protocol):
 
     def create_thread(self, chat_id: str, title: str) -> str | None:
         """Open a thread/topic and return its id; None where threads are not supported."""
+        ...
+
+
+@runtime_checkable
+class ReceivingAdapter(PlatformAdapter, Protocol):
+    """A platform adapter that receives on its own (a web server, a websocket, a poller):
+    ``hermes gateway run`` starts it with a ``deliver`` callable and stops it at shutdown.
+
+    An optional extension of :class:`PlatformAdapter`: adapters without ``start``/``stop``
+    keep working where they worked before; the gateway runs only adapters that have them.
+    """
+
+    async def start(self, config: Mapping[str, Any], deliver: Deliver) -> None:
+        """Begin receiving with the platform's settings (``gateway.platforms.<name>``): call
+        ``deliver(event)`` for each incoming message and acknowledge it to the platform only
+        after ``await delivery.stored()``. Return once receiving has started; raise
+        ``UserFacingError`` (one line) when it cannot start."""
+        ...
+
+    async def stop(self) -> None:
+        """Stop receiving; answers already being sent are finished first."""
         ...
 
 

@@ -216,6 +216,19 @@ class ImportCandidate:
     turn_count: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ImportedRoute:
+    """A gateway routing entry read from another tool's store (SPEC G5): which chat, by its
+    session key, is served by the session it comes with (``ImportedSession.routes``)."""
+
+    session_key: str
+    platform: str
+    updated_at: float
+    origin: Mapping[str, Any] | None = None
+    """Where the chat is (platform, chat id and type, user…), as the other tool kept it."""
+    expires_at: float | None = None
+
+
 @dataclass(slots=True)
 class ImportedSession:
     """One session read from a foreign log; the core stores it.
@@ -246,6 +259,14 @@ class ImportedSession:
     of deriving them, and stores ``messages`` with their own timestamps. A session whose id
     already exists is skipped and reported; a title already used by a different session gets a
     visible suffix and is reported."""
+    continues: bool = False
+    """Set by database importers on a read from a cursor, for a session they yielded before:
+    ``messages`` then holds only what follows the cursor, and the core appends it to the
+    session it stored the first time (a session deleted here since is left deleted)."""
+    routes: list[ImportedRoute] = field(default_factory=list)
+    """Gateway routing entries that point at this session (a store importer reads them from
+    the other tool's routing table); the core adds those whose chat this store does not
+    route yet."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -178,3 +178,57 @@ def test_routing_rows_point_session_keys_at_sessions(store: Store) -> None:
     assert store.routing.delete_route(key) is True
     assert store.routing.delete_route(key) is False
     assert store.routing.route(key) is None
+
+
+def test_a_whole_foreign_database_is_mapped_refreshed_and_undone(store: Store) -> None:
+    """What the database import (a Hermes Agent ``state.db``) needs of a backend."""
+    imports = store.imports
+    run = 500.0
+
+    def imported(foreign_id: str, session_id: str | None) -> str:
+        provenance = {"tool": "hermes-agent", "path": "/agent/state.db",
+                      "foreign_id": foreign_id, "imported_at": run, "seen": "[1]"}  # fmt: skip
+        created = imports.create_session(
+            source="cli", started_at=10.0, session_id=session_id,
+            metadata={"imported_from": provenance}, fields={"ended_at": 20.0, "end_reason": "done"},
+        )  # fmt: skip
+        imports.append_messages(
+            created, [Message(role="user", content="hi")], default_timestamp=11.0
+        )
+        return created
+
+    parent = imported("p", "p-here")
+    child = imported("c", None)
+    entries = imports.imported_sessions("hermes-agent")
+    assert sorted(entries) == ["c", "p"]
+    assert (entries["p"].session_id, entries["p"].seen) == (parent, "[1]")
+    assert entries["c"].session_id == child
+    assert imports.imported_sessions("claude") == {}
+
+    imports.link_parent(child, parent, "compression")
+    linked = store.get_session(child)
+    assert (linked.parent_session_id, linked.parent_kind) == (parent, "compression")
+
+    imports.refresh_session(
+        parent, {"ended_at": 30.0, "end_reason": "user_exit", "input_tokens": 7}, seen="[2]",
+        last_active_at=30.0,
+    )  # fmt: skip
+    refreshed = store.get_session(parent)
+    assert (refreshed.ended_at, refreshed.end_reason, refreshed.input_tokens) == (
+        30.0, "user_exit", 7,
+    )  # fmt: skip
+    assert imports.imported_sessions("hermes-agent")["p"].seen == "[2]"
+
+    imports.mark_append("/agent/state.db#" + parent, parent, 0)
+    imports.clear_append_marks("/agent/state.db")
+    assert imports.pending_appends() == {}
+
+    imports.update_file(
+        dataclasses.replace(RECORD, path="/agent/state.db", importer="hermes-agent")
+    )
+    imports.forget_file("/agent/state.db")
+    assert "/agent/state.db" not in imports.load_files()
+
+    assert imports.discard_run("/agent/state.db", "hermes-agent", run) == 2
+    assert imports.imported_sessions("hermes-agent") == {}
+    assert not imports.session_exists(parent)

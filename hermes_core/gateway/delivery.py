@@ -1,0 +1,108 @@
+"""The gateway's :class:`~hermes_hookspecs.Delivery`: the bridge between an adapter waiting on
+the event loop and the worker thread that answers the event.
+
+The worker thread reports through :class:`DeliveryBridge` (thread-safe: every call hops onto
+the loop with ``call_soon_threadsafe``); the adapter awaits :class:`EventDelivery`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+from hermes_hookspecs import DeliveryRefused, GatewayReply
+
+_END = object()
+
+
+class EventDelivery:
+    """One delivered event, seen from the adapter's side (lives on the event loop)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._stored: asyncio.Future[str | None] = loop.create_future()
+        self._reply: asyncio.Future[GatewayReply] = loop.create_future()
+        self._deltas: asyncio.Queue[object] = asyncio.Queue()
+        # A refusal nobody awaited (the adapter gave up first) is not an error to log.
+        self._stored.add_done_callback(_consume_exception)
+        self._reply.add_done_callback(_consume_exception)
+
+    async def stored(self) -> str | None:
+        """The session id once the event is stored; DeliveryRefused if it never will be."""
+        return await asyncio.shield(self._stored)
+
+    async def text_deltas(self) -> AsyncIterator[str]:
+        """The answer's text as it streams, ending when the answer is complete."""
+        while True:
+            piece = await self._deltas.get()
+            if piece is _END:
+                return
+            assert isinstance(piece, str)
+            yield piece
+
+    async def reply(self) -> GatewayReply:
+        """The whole answer."""
+        return await asyncio.shield(self._reply)
+
+    # ------------------------------------------------------------------ loop side
+
+    def _set_stored(self, session_id: str | None) -> None:
+        if not self._stored.done():
+            self._stored.set_result(session_id)
+
+    def _push(self, delta: str) -> None:
+        self._deltas.put_nowait(delta)
+
+    def _finish(self, reply: GatewayReply) -> None:
+        self._set_stored(reply.session_id)
+        if not self._reply.done():
+            self._reply.set_result(reply)
+        self._deltas.put_nowait(_END)
+
+    def _refuse(self, reason: str) -> None:
+        error = DeliveryRefused(reason)
+        if not self._stored.done():
+            self._stored.set_exception(error)
+        if not self._reply.done():
+            self._reply.set_exception(DeliveryRefused(reason))
+        self._deltas.put_nowait(_END)
+
+    def refuse(self, reason: str) -> None:
+        """Refuse the event from the loop thread (the gateway is stopping)."""
+        self._refuse(reason)
+
+    def finish(self, reply: GatewayReply) -> None:
+        """Answer the event from the loop thread (``/stop``)."""
+        self._finish(reply)
+
+
+class DeliveryBridge:
+    """What the worker thread answering an event reports to its :class:`EventDelivery`."""
+
+    def __init__(self, delivery: EventDelivery) -> None:
+        self._delivery = delivery
+        self._loop = delivery._loop
+        self.was_stored = False
+
+    def stored(self, session_id: str | None) -> None:
+        """The event is stored (its user turn committed): the adapter may acknowledge it."""
+        if not self.was_stored:
+            self.was_stored = True
+            self._loop.call_soon_threadsafe(self._delivery._set_stored, session_id)
+
+    def text(self, delta: str) -> None:
+        self._loop.call_soon_threadsafe(self._delivery._push, delta)
+
+    def finish(self, reply: GatewayReply) -> None:
+        self.was_stored = True
+        self._loop.call_soon_threadsafe(self._delivery._finish, reply)
+
+    def refuse(self, reason: str) -> None:
+        """The event could not be stored; nothing may be acknowledged."""
+        self._loop.call_soon_threadsafe(self._delivery._refuse, reason)
+
+
+def _consume_exception(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()

@@ -1,0 +1,321 @@
+"""Answering one event, on a worker thread: routing, the reset policy, gateway commands, and the
+turn engine (which stores the user turn, calls the model and stores the answer).
+
+Each worker thread has its own store connection, router and turn engine (a ``SessionStore`` is
+meant for one thread). The gateway writes no message itself: every user turn and answer goes
+through :meth:`TurnEngine.run_turn`. The moment the user turn is committed is observed through
+:class:`NotifyingStore`, so an adapter can acknowledge the event then and not before.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from hermes_hookspecs import GatewayReply, Message, PlatformEvent, Session
+
+from hermes_core.agent import TurnEngine, TurnListener
+from hermes_core.store import SessionEvents, SessionStore, StoreError
+from hermes_core.store.routed_sessions import RouteOrigin
+
+from .commands import ChatCommand, parse_command
+from .policy import ResetPolicy, TurnsInFlight
+from .routing import Router, RoutingRules
+
+if TYPE_CHECKING:
+    from hermes_hookspecs import ModelProvider, ModelSettings
+
+    from hermes_core.plugins import PluginHost
+
+    from .delivery import DeliveryBridge
+    from .mirror import SessionsMirror
+
+log = logging.getLogger("hermes.gateway")
+
+
+class NotifyingStore(SessionStore):
+    """A store that tells its thread's current event when a user turn has been committed."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        events: SessionEvents | None = None,
+        write_lock: threading.Lock | None = None,
+    ) -> None:
+        super().__init__(path, events=events, write_lock=write_lock)
+        self.on_user_turn: Callable[[str], None] | None = None
+        self.write_seconds = 0.0
+        """Time spent writing messages and usage (the store's share of a turn, for the
+        debug timing line); ``write_cpu_seconds`` the CPU time of it on this thread."""
+        self.write_cpu_seconds = 0.0
+
+    def append_messages(
+        self,
+        session_id: str,
+        messages: Iterable[Message],
+        *,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+    ) -> range:
+        batch = list(messages)
+        started, cpu = time.perf_counter(), time.thread_time()
+        ids = super().append_messages(
+            session_id, batch, input_tokens=input_tokens, output_tokens=output_tokens
+        )
+        self.write_seconds += time.perf_counter() - started
+        self.write_cpu_seconds += time.thread_time() - cpu
+        if self.on_user_turn is not None and any(m.role == "user" for m in batch):
+            self.on_user_turn(session_id)
+        return ids
+
+    def record_usage(self, session_id: str, **usage: Any) -> None:
+        started, cpu = time.perf_counter(), time.thread_time()
+        super().record_usage(session_id, **usage)
+        self.write_seconds += time.perf_counter() - started
+        self.write_cpu_seconds += time.thread_time() - cpu
+
+
+@dataclass
+class _ThreadContext:
+    store: NotifyingStore
+    router: Router
+    engine: TurnEngine
+
+
+class _BridgeListener(TurnListener):
+    def __init__(self, bridge: DeliveryBridge) -> None:
+        self._bridge = bridge
+
+    def on_text(self, delta: str) -> None:
+        self._bridge.text(delta)
+
+
+def event_text(event: PlatformEvent) -> str:
+    """What the agent reads for an event: its text, then one line per attachment (a
+    description and the local path; the bytes are never stored, SPEC S7)."""
+    lines = [event.text] if event.text else []
+    for attachment in event.attachments:
+        where = f" ({attachment.path})" if attachment.path else ""
+        lines.append(f"[attachment: {attachment.description}{where}]")
+    return "\n".join(lines)
+
+
+class EventWorker:
+    """Answers events on worker threads; shared by all of them."""
+
+    def __init__(
+        self,
+        home: Path,
+        host: PluginHost,
+        provider: ModelProvider,
+        settings: ModelSettings,
+        *,
+        rules: RoutingRules,
+        policy: ResetPolicy,
+        mirror: SessionsMirror | None,
+        clock: Callable[[], float] = time.time,
+        system_prompt: str | None = None,
+    ) -> None:
+        self.home = home
+        self.host = host
+        self.provider = provider
+        self.settings = settings
+        self.rules = rules
+        self.policy = policy
+        self.mirror = mirror
+        self.clock = clock
+        self.system_prompt = system_prompt
+        self.in_flight = TurnsInFlight()
+        self._local = threading.local()
+        self._opened: list[NotifyingStore] = []
+        self._opened_lock = threading.Lock()
+        self._write_lock = threading.Lock()
+
+    def _context(self) -> _ThreadContext:
+        context: _ThreadContext | None = getattr(self._local, "context", None)
+        if context is None:
+            from hermes_core.store import STATE_DB_NAME
+
+            store = NotifyingStore(
+                self.home / STATE_DB_NAME, events=self.host, write_lock=self._write_lock
+            )
+            with self._opened_lock:
+                self._opened.append(store)
+            router = Router(store, mirror=self.mirror, clock=self.clock)
+            engine = TurnEngine(
+                store,
+                self.provider,
+                self.settings,
+                system_prompt=self.system_prompt,
+                clock=self.clock,
+            )
+            context = _ThreadContext(store, router, engine)
+            self._local.context = context
+        return context
+
+    def close(self) -> None:
+        """Close every worker thread's store (after the threads are done)."""
+        with self._opened_lock:
+            for store in self._opened:
+                store.close()
+            self._opened.clear()
+
+    # ------------------------------------------------------------------ one event
+
+    def handle(
+        self,
+        event: PlatformEvent,
+        session_key: str,
+        bridge: DeliveryBridge,
+        cancel: threading.Event,
+    ) -> None:
+        """Answer ``event`` (blocking). Every outcome reaches ``bridge``; nothing raises."""
+        try:
+            self._handle(event, session_key, bridge, cancel)
+        except Exception as error:  # the one place an unexpected failure is turned into a line
+            line = _one_line(error)
+            log.error("%s: %s", session_key, line)
+            if bridge.was_stored:
+                bridge.finish(GatewayReply(text="", session_id=None, error=line))
+            else:
+                bridge.refuse(f"the event could not be stored: {line}")
+
+    def _handle(
+        self,
+        event: PlatformEvent,
+        session_key: str,
+        bridge: DeliveryBridge,
+        cancel: threading.Event,
+    ) -> None:
+        context = self._context()
+        origin = self.rules.origin(event)
+        command = parse_command(event.text)
+        if command is not None:
+            bridge.finish(self._command(context, session_key, origin, command))
+            return
+        started, cpu = time.perf_counter(), time.thread_time()
+        session = context.router.resolve(session_key, origin, model=self.settings.model).session
+        session = self._apply_policy(context, session_key, origin, session)
+        routing, routing_cpu = time.perf_counter() - started, time.thread_time() - cpu
+        self.in_flight.begin(session.id)
+        context.store.on_user_turn = bridge.stored
+        context.store.write_seconds = context.store.write_cpu_seconds = 0.0
+        started = time.perf_counter()
+        try:
+            result = context.engine.run_turn(
+                session.id, event_text(event), listener=_BridgeListener(bridge), cancel=cancel
+            )
+        finally:
+            context.store.on_user_turn = None
+            self.in_flight.end(session.id)
+        if log.isEnabledFor(logging.DEBUG):
+            turn, writes = time.perf_counter() - started, context.store.write_seconds
+            log.debug(
+                "timing %s routing_ms=%.3f store_ms=%.3f turn_ms=%.3f "
+                "routing_cpu_ms=%.3f store_cpu_ms=%.3f",
+                session_key,
+                routing * 1000,
+                writes * 1000,
+                turn * 1000,
+                routing_cpu * 1000,
+                context.store.write_cpu_seconds * 1000,
+            )
+        if result.session_id != session.id:
+            # A compression continuation took the route over in its own transaction; the
+            # mirror follows.
+            context.router.follow(session_key, result.session_id, origin)
+        if result.error:
+            log.warning("%s: the model could not answer: %s", session_key, result.error)
+        bridge.finish(
+            GatewayReply(
+                text=result.text,
+                session_id=result.session_id,
+                error=result.error,
+            )
+        )
+
+    def _apply_policy(
+        self, context: _ThreadContext, session_key: str, origin: RouteOrigin, session: Session
+    ) -> Session:
+        """Reset the chat's session first when the policy says so (never a busy one)."""
+        if session.message_count == 0:
+            return session
+        now = self.clock()
+        activity = context.router.table.real_activity(session.id)
+        cause = self.policy.due(activity, now, busy=self.in_flight.busy(session.id))
+        if cause is None:
+            return session
+        # The last chance to save memories: plugins get the whole conversation.
+        self.host.session_before_reset(session, context.store.messages(session.id))
+        fresh = context.router.start_new(
+            session_key, origin, previous=session.id, reason="reset", model=self.settings.model
+        )
+        log.info("%s: %s reset: %s → %s", session_key, cause, session.id, fresh.id)
+        return fresh
+
+    # ------------------------------------------------------------------ commands
+
+    def _command(
+        self, context: _ThreadContext, session_key: str, origin: RouteOrigin, command: ChatCommand
+    ) -> GatewayReply:
+        router = context.router
+        if command.name in ("new", "reset"):
+            current = router.current(session_key)
+            try:
+                fresh = router.start_new(
+                    session_key,
+                    origin,
+                    previous=current.session_id if current else None,
+                    reason="new_session" if command.name == "new" else "reset",
+                    title=command.argument or None,
+                    model=self.settings.model,
+                )
+            except StoreError as error:
+                return _command_reply(str(error), current.session_id if current else None, True)
+            named = f" “{fresh.title}”" if fresh.title else ""
+            return _command_reply(f"✓ New session{named} started ({fresh.id}).", fresh.id)
+        if command.name == "title":
+            session = router.resolve(session_key, origin, model=self.settings.model).session
+            if not command.argument:
+                shown = f"Title: {session.title}" if session.title else "This session has no title."
+                return _command_reply(shown, session.id)
+            try:
+                titled = context.store.set_title(session.id, command.argument)
+            except StoreError as error:
+                return _command_reply(str(error), session.id, True)
+            return _command_reply(f"✓ Title set: {titled.title}", session.id)
+        if command.name == "sethome":
+            router.table.set_home(origin.platform, origin.chat_id, origin.thread_id)
+            current = router.current(session_key)
+            return _command_reply(
+                f"✓ This chat is now the home channel of {origin.platform}.",
+                current.session_id if current else None,
+            )
+        if command.name == "branch":
+            session = router.resolve(session_key, origin, model=self.settings.model).session
+            child = context.engine.branch(session.id)
+            router.follow(session_key, child.id, origin)
+            return _command_reply(
+                f"✓ Branched: this chat goes on in {child.id}; {session.id} stays as it was.",
+                child.id,
+            )
+        # /stop reaches a worker only when nothing was running for this chat.
+        current = router.current(session_key)
+        return _command_reply("Nothing to stop.", current.session_id if current else None)
+
+
+def _command_reply(text: str, session_id: str | None, failed: bool = False) -> GatewayReply:
+    return GatewayReply(
+        text=text, session_id=session_id, error=text if failed else None, command=True
+    )
+
+
+def _one_line(error: BaseException) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text

@@ -1,0 +1,389 @@
+"""Routed sessions: the gateway's routing identity in ``gateway_routing`` (SPEC G4, G5) together
+with the session rows it points at, as typed reads and writes.
+
+A routed session is created together with its routing row in ONE transaction, so a crash can
+never leave a gateway session without its identity. Reads give the recovery logic
+(``hermes_core.gateway.routing``) what it ranks: each session of a key with its real activity
+(its last message, else its start) and the reset boundaries of the key.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hermes_hookspecs import ParentKind, Session
+
+from . import rowwrites
+from .connection import write_transaction
+from .errors import SessionNotFound
+
+if TYPE_CHECKING:
+    from .store import SessionStore
+
+RECOVERABLE_END_REASONS = frozenset({"startup_orphan_reap"})
+"""Ended rows a restarted gateway may still resume: closed only because a process died."""
+BOUNDARY_END_REASONS = frozenset({"new_session", "reset"})
+"""An intentional reset: nothing of the key older than it is ever resumed."""
+HOME_CHANNEL_PREFIX = "gateway.home:"
+
+
+@dataclass(frozen=True, slots=True)
+class RouteOrigin:
+    """Where a routed conversation lives on its platform."""
+
+    platform: str
+    chat_id: str
+    chat_type: str
+    user_id: str | None = None
+    thread_id: str | None = None
+    user_name: str | None = None
+    chat_name: str | None = None
+
+    def as_json(self) -> dict[str, str]:
+        """The non-empty fields, as stored in ``gateway_routing.origin``."""
+        values = {
+            "chat_id": self.chat_id,
+            "chat_type": self.chat_type,
+            "user_id": self.user_id,
+            "thread_id": self.thread_id,
+            "user_name": self.user_name,
+            "chat_name": self.chat_name,
+        }
+        return {name: value for name, value in values.items() if value is not None}
+
+    def session_fields(self, session_key: str) -> dict[str, Any]:
+        """The session columns that carry this origin."""
+        return {
+            "session_key": session_key,
+            "chat_id": self.chat_id,
+            "chat_type": self.chat_type,
+            "user_id": self.user_id,
+            "thread_id": self.thread_id,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """One row of ``gateway_routing``."""
+
+    session_key: str
+    session_id: str | None
+    platform: str
+    origin: dict[str, str] = field(default_factory=dict)
+    updated_at: float = 0.0
+    expires_at: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class KeyedSession:
+    """A session of a routing key, with what recovery ranks it by."""
+
+    session_id: str
+    started_at: float
+    ended_at: float | None
+    end_reason: str | None
+    message_count: int
+    real_activity: float
+    """The time of its last message, else its start: what "most recent real activity" means."""
+
+    @property
+    def resumable(self) -> bool:
+        return self.ended_at is None or self.end_reason in RECOVERABLE_END_REASONS
+
+
+@dataclass(frozen=True, slots=True)
+class RepairRow:
+    """A session as repair-routing sees it."""
+
+    session_id: str
+    source: str
+    session_key: str | None
+    parent_session_id: str | None
+    started_at: float
+    real_activity: float
+    message_count: int
+    user_id: str | None
+    end_reason: str | None
+
+
+_REAL_ACTIVITY = (
+    "coalesce((SELECT m.timestamp FROM messages m WHERE m.session_id = s.id "
+    "ORDER BY m.id DESC LIMIT 1), s.started_at)"
+)
+
+
+class RoutingStore:
+    """``gateway_routing`` and the routed session rows, over one :class:`SessionStore`."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self._store = store
+        self._db = store.connection
+
+    # ------------------------------------------------------------------ reads
+
+    def route(self, session_key: str) -> Route | None:
+        """The routing row of ``session_key``, if any."""
+        row = self._db.execute(
+            "SELECT session_key, session_id, platform, origin, updated_at, expires_at "
+            "FROM gateway_routing WHERE session_key = ?",
+            (session_key,),
+        ).fetchone()
+        return _route(row) if row else None
+
+    def routes(self) -> list[Route]:
+        """Every routing row, by key."""
+        rows = self._db.execute(
+            "SELECT session_key, session_id, platform, origin, updated_at, expires_at "
+            "FROM gateway_routing ORDER BY session_key"
+        ).fetchall()
+        return [_route(row) for row in rows]
+
+    def keyed_sessions(self, session_key: str) -> list[KeyedSession]:
+        """The sessions carrying ``session_key`` that recovery may resume, newest activity
+        first (ties: the one with messages, then the later start)."""
+        marks = ",".join("?" for _ in RECOVERABLE_END_REASONS)
+        rows = self._db.execute(
+            f"SELECT s.id, s.started_at, s.ended_at, s.end_reason, s.message_count, "
+            f"{_REAL_ACTIVITY} FROM sessions s WHERE s.session_key = ? "
+            f"AND (s.ended_at IS NULL OR s.end_reason IN ({marks}))",
+            (session_key, *sorted(RECOVERABLE_END_REASONS)),
+        ).fetchall()
+        found = [KeyedSession(*row) for row in rows]
+        found.sort(key=lambda s: (s.real_activity, s.message_count > 0, s.started_at), reverse=True)
+        return found
+
+    def reset_boundary(self, session_key: str) -> float | None:
+        """When the key was last reset on purpose (``/new``, ``/reset``, a reset policy)."""
+        marks = ",".join("?" for _ in BOUNDARY_END_REASONS)
+        row = self._db.execute(
+            f"SELECT max(ended_at) FROM sessions WHERE session_key = ? AND end_reason IN ({marks})",
+            (session_key, *sorted(BOUNDARY_END_REASONS)),
+        ).fetchone()
+        return float(row[0]) if row and row[0] is not None else None
+
+    def real_activity(self, session_id: str) -> float:
+        """The time of the session's last message, else its start."""
+        row = self._db.execute(
+            f"SELECT {_REAL_ACTIVITY} FROM sessions s WHERE s.id = ?", (session_id,)
+        ).fetchone()
+        if row is None:
+            raise SessionNotFound(f"no session {session_id}")
+        return float(row[0])
+
+    # ------------------------------------------------------------------ writes
+
+    def create_routed_session(
+        self,
+        session_key: str,
+        origin: RouteOrigin,
+        *,
+        title: str | None = None,
+        model: str | None = None,
+        replaces: tuple[str, str] | None = None,
+        parent: tuple[str, ParentKind] | None = None,
+        now: float | None = None,
+    ) -> Session:
+        """Create a gateway session (8-hex id) and point ``session_key`` at it, in one
+        transaction. ``replaces`` = (session id, end reason) ends that session in the same
+        transaction (``/new``, ``/reset``, an automatic reset); ``parent`` links the new one."""
+        moment = time.time() if now is None else now
+        ended: str | None = None
+        with write_transaction(self._db) as db:
+            if replaces is not None:
+                old_id, reason = replaces
+                changed = db.execute(
+                    "UPDATE sessions SET ended_at = ?, end_reason = ? "
+                    "WHERE id = ? AND ended_at IS NULL",
+                    (moment, reason, old_id),
+                ).rowcount
+                ended = old_id if changed else None
+            fields = origin.session_fields(session_key)
+            if model is not None:
+                fields["model"] = model
+            session_id = rowwrites.insert_session(
+                db,
+                source=origin.platform,
+                session_id=None,
+                gateway=True,
+                started=moment,
+                title=title,
+                system_prompt=None,
+                model_config=None,
+                metadata=None,
+                parent_session_id=parent[0] if parent else None,
+                parent_kind=parent[1] if parent else None,
+                fields=fields,
+            )
+            _upsert_route(db, session_key, session_id, origin, moment)
+        events = self._store.events
+        if events is not None:
+            if ended is not None and replaces is not None:
+                events.session_ended(self._store.get_session(ended), replaces[1])
+            created = self._store.get_session(session_id)
+            events.session_started(created)
+            return created
+        return self._store.get_session(session_id)
+
+    def point(
+        self, session_key: str, session_id: str, origin: RouteOrigin, *, now: float | None = None
+    ) -> None:
+        """Point ``session_key`` at an existing session and stamp the key and origin on the
+        session where they are missing (the repair of a routing write that once failed)."""
+        moment = time.time() if now is None else now
+        with write_transaction(self._db) as db:
+            if not rowwrites.session_exists(db, session_id):
+                raise SessionNotFound(f"no session {session_id}")
+            _stamp_origin(db, session_id, session_key, origin)
+            db.execute(
+                "UPDATE sessions SET ended_at = NULL, end_reason = NULL WHERE id = ? "
+                f"AND end_reason IN ({','.join('?' for _ in RECOVERABLE_END_REASONS)})",
+                (session_id, *sorted(RECOVERABLE_END_REASONS)),
+            )
+            _upsert_route(db, session_key, session_id, origin, moment)
+
+    def clear(self, session_key: str) -> None:
+        """Forget the routing row of ``session_key`` (its sessions stay)."""
+        with write_transaction(self._db) as db:
+            db.execute("DELETE FROM gateway_routing WHERE session_key = ?", (session_key,))
+
+    # ------------------------------------------------------------------ home channels
+
+    def set_home(self, platform: str, chat_id: str, thread_id: str | None) -> None:
+        """Remember ``chat_id`` (and thread) as the platform's home channel (``/sethome``)."""
+        value = json.dumps({"chat_id": chat_id, "thread_id": thread_id})
+        with write_transaction(self._db) as db:
+            db.execute(
+                "INSERT OR REPLACE INTO state_meta(key, value) VALUES (?, ?)",
+                (HOME_CHANNEL_PREFIX + platform, value),
+            )
+
+    def home(self, platform: str) -> tuple[str, str | None] | None:
+        """The platform's home channel: (chat id, thread id), or None when never set."""
+        row = self._db.execute(
+            "SELECT value FROM state_meta WHERE key = ?", (HOME_CHANNEL_PREFIX + platform,)
+        ).fetchone()
+        if row is None:
+            return None
+        data = json.loads(row[0])
+        return str(data["chat_id"]), data.get("thread_id")
+
+    # ------------------------------------------------------------------ repair-routing
+
+    def orphan_candidates(self) -> list[RepairRow]:
+        """Sessions with messages and no routing identity, of an origin that has keyed rows;
+        ``/branch`` and delegate children and imported logs are not orphans."""
+        return self._repair_rows(
+            "s.session_key IS NULL AND s.message_count > 0 "
+            "AND coalesce(s.parent_kind, '') NOT IN ('branch', 'delegate') "
+            "AND coalesce(s.end_reason, '') NOT IN ('imported', 'superseded_by_repair') "
+            "AND s.source IN (SELECT source FROM sessions WHERE session_key IS NOT NULL)"
+        )
+
+    def keyed_rows(self, sources: Iterable[str]) -> list[RepairRow]:
+        """The keyed (routed at some point) sessions of ``sources`` that are not retired."""
+        names = sorted(set(sources))
+        if not names:
+            return []
+        marks = ",".join("?" for _ in names)
+        return self._repair_rows(
+            f"s.session_key IS NOT NULL AND s.source IN ({marks}) "
+            "AND coalesce(s.end_reason, '') != 'superseded_by_repair'",
+            names,
+        )
+
+    def _repair_rows(self, where: str, params: Sequence[object] = ()) -> list[RepairRow]:
+        rows = self._db.execute(
+            f"SELECT s.id, s.source, s.session_key, s.parent_session_id, s.started_at, "
+            f"{_REAL_ACTIVITY}, s.message_count, s.user_id, s.end_reason "
+            f"FROM sessions s WHERE {where} ORDER BY s.started_at, s.id",
+            list(params),
+        ).fetchall()
+        return [RepairRow(*row) for row in rows]
+
+    def adopt(
+        self, orphan_id: str, donor_id: str, evidence: str, *, now: float | None = None
+    ) -> str:
+        """Re-attach ``orphan_id`` to the conversation of ``donor_id``: the donor's key and
+        origin are stamped on the orphan (values it already has are kept), the key is pointed
+        at it and the donor is retired with ``superseded_by_repair``; one transaction.
+        Returns the key."""
+        moment = time.time() if now is None else now
+        with write_transaction(self._db) as db:
+            donor = db.execute(
+                "SELECT session_key, source, chat_id, chat_type, user_id, thread_id "
+                "FROM sessions WHERE id = ?",
+                (donor_id,),
+            ).fetchone()
+            if donor is None or donor[0] is None:
+                raise SessionNotFound(f"no keyed session {donor_id}")
+            key, source, chat_id, chat_type, user_id, thread_id = donor
+            route = db.execute(
+                "SELECT origin FROM gateway_routing WHERE session_key = ?", (key,)
+            ).fetchone()
+            stored_origin: dict[str, str] = json.loads(route[0]) if route and route[0] else {}
+            origin = RouteOrigin(
+                platform=source,
+                chat_id=chat_id or stored_origin.get("chat_id", ""),
+                chat_type=chat_type or stored_origin.get("chat_type", "dm"),
+                user_id=user_id or stored_origin.get("user_id"),
+                thread_id=thread_id or stored_origin.get("thread_id"),
+                user_name=stored_origin.get("user_name"),
+                chat_name=stored_origin.get("chat_name"),
+            )
+            _stamp_origin(db, orphan_id, key, origin)
+            metadata_row = db.execute(
+                "SELECT metadata FROM sessions WHERE id = ?", (orphan_id,)
+            ).fetchone()
+            metadata = json.loads(metadata_row[0]) if metadata_row and metadata_row[0] else {}
+            metadata["repaired_routing"] = {"from": donor_id, "evidence": evidence, "at": moment}
+            db.execute(
+                "UPDATE sessions SET metadata = ? WHERE id = ?", (json.dumps(metadata), orphan_id)
+            )
+            db.execute(
+                "UPDATE sessions SET ended_at = coalesce(ended_at, ?), "
+                "end_reason = 'superseded_by_repair' WHERE id = ?",
+                (moment, donor_id),
+            )
+            _upsert_route(db, key, orphan_id, origin, moment)
+        return str(key)
+
+
+def _route(row: tuple[Any, ...]) -> Route:
+    origin = json.loads(row[3]) if row[3] else {}
+    return Route(row[0], row[1], row[2], origin, float(row[4]), row[5])
+
+
+def _upsert_route(
+    db: sqlite3.Connection, session_key: str, session_id: str, origin: RouteOrigin, now: float
+) -> None:
+    db.execute(
+        "INSERT INTO gateway_routing(session_key, session_id, platform, origin, updated_at) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT(session_key) DO UPDATE SET "
+        "session_id = excluded.session_id, platform = excluded.platform, "
+        "origin = excluded.origin, updated_at = excluded.updated_at",
+        (session_key, session_id, origin.platform, json.dumps(origin.as_json()), now),
+    )
+
+
+def _stamp_origin(
+    db: sqlite3.Connection, session_id: str, session_key: str, origin: RouteOrigin
+) -> None:
+    values: Mapping[str, Any] = origin.session_fields(session_key)
+    db.execute(
+        "UPDATE sessions SET session_key = coalesce(session_key, ?), "
+        "chat_id = coalesce(chat_id, ?), chat_type = coalesce(chat_type, ?), "
+        "user_id = coalesce(user_id, ?), thread_id = coalesce(thread_id, ?) WHERE id = ?",
+        (
+            values["session_key"],
+            values["chat_id"],
+            values["chat_type"],
+            values["user_id"],
+            values["thread_id"],
+            session_id,
+        ),
+    )

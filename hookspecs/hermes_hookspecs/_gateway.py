@@ -1,0 +1,128 @@
+"""What crosses the boundary between the gateway and a platform adapter.
+
+An adapter turns what its platform sends into a :class:`PlatformEvent` and hands it to the
+gateway's ``deliver`` callable; the :class:`Delivery` it gets back says when the event is safely
+stored (only then may the adapter acknowledge it to the platform) and what the agent answered.
+The session-key format of SPEC G1 lives here too, so every adapter's ``session_key`` and the
+gateway's routing agree on it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from ._types import UserFacingError
+
+ChatType = Literal["dm", "group", "channel", "thread"]
+"""The kind of conversation an event comes from. ``thread`` is a thread or topic inside a group
+(its ``chat_id`` is the group, its ``thread_id`` the thread)."""
+
+SESSION_KEY_NAMESPACE = "agent:main"
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """Media that came with an event, as the store keeps it (SPEC S7): a description or a
+    transcript, and a local path when the adapter saved the file — never the raw bytes."""
+
+    description: str
+    path: str | None = None
+    media_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformEvent:
+    """One incoming message from a messaging platform."""
+
+    platform: str
+    """The adapter's name (``webhook``, ``telegram``…): the session's origin."""
+    chat_id: str
+    text: str
+    chat_type: ChatType = "dm"
+    user_id: str | None = None
+    """The participant who wrote; None when the platform does not say (a shared room)."""
+    thread_id: str | None = None
+    message_id: str | None = None
+    """The platform's id of this message, when it has one."""
+    attachments: tuple[Attachment, ...] = ()
+    user_name: str | None = None
+    chat_name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayReply:
+    """What the gateway answered an event with."""
+
+    text: str
+    """The agent's final text, or the answer of a gateway command (``/new``, ``/title``…)."""
+    session_id: str | None
+    """The session the event went to (after a ``/new``: the new one)."""
+    error: str | None = None
+    """One line when the model could not answer; the event itself is stored all the same."""
+    command: bool = False
+    """True when a gateway command answered rather than the model."""
+
+
+class DeliveryRefused(UserFacingError):
+    """The gateway could not take an event (it is stopping, or the store refused the write).
+    Nothing was acknowledged: the adapter answers its platform with a failure."""
+
+
+class Delivery(Protocol):
+    """The gateway's handle on one delivered event."""
+
+    async def stored(self) -> str | None:
+        """Wait until the event is stored (its user turn committed, or its command done) and
+        return the session id (None for a command that touched no session); raises
+        :class:`DeliveryRefused` when it never will be. Acknowledge the event to the platform
+        only after this returns."""
+        ...
+
+    def text_deltas(self) -> AsyncIterator[str]:
+        """The answer's text as it streams from the model (empty for commands)."""
+        ...
+
+    async def reply(self) -> GatewayReply:
+        """Wait for the whole answer."""
+        ...
+
+
+Deliver = Callable[[PlatformEvent], Delivery]
+"""What the gateway gives an adapter's ``start``: call it once per incoming event."""
+
+
+def build_session_key(
+    platform: str,
+    chat_type: ChatType,
+    chat_id: str,
+    user_id: str | None = None,
+    thread_id: str | None = None,
+    *,
+    group_sessions_per_user: bool = True,
+    thread_sessions_per_user: bool = False,
+) -> str:
+    """The routing key of a conversation, exactly as SPEC G1 spells it.
+
+    - DM: ``agent:main:<platform>:dm:<chat_id>`` (for WhatsApp pass the canonical identifier);
+    - group: ``agent:main:<platform>:group:<chat_id>:<user_id>``, per user;
+    - thread/topic: ``agent:main:<platform>:group:<chat_id>:<thread_id>``, shared by its
+      participants (``…:<thread_id>:<user_id>`` with ``thread_sessions_per_user``);
+    - channel: ``agent:main:<platform>:channel:<chat_id>:<user_id>``.
+
+    Without a participant id, or with ``group_sessions_per_user`` off, a room has one shared
+    session (the key stops before the user id).
+    """
+    prefix = f"{SESSION_KEY_NAMESPACE}:{platform}"
+    if chat_type == "dm":
+        return f"{prefix}:dm:{chat_id}"
+    kind = "channel" if chat_type == "channel" else "group"
+    parts = [prefix, kind, chat_id]
+    in_thread = chat_type == "thread" or thread_id is not None
+    if in_thread and thread_id is not None:
+        parts.append(thread_id)
+    per_user = group_sessions_per_user and (not in_thread or thread_sessions_per_user)
+    if per_user and user_id:
+        parts.append(user_id)
+    return ":".join(parts)

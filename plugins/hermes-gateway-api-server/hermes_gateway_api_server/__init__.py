@@ -1,0 +1,1 @@
+"""The ``api-server`` platform of the Hermes sessions gateway: OpenAI-compatible HTTP."""

@@ -1,0 +1,1 @@
+"""The ``webhook`` platform of the Hermes sessions gateway: signed JSON over HTTP."""
