@@ -25,6 +25,7 @@ from bench.importing import FULL as IMPORT_FULL
 from bench.importing import MB, ensure_tree, measure_bulk, measure_rescan, single_file, warm_up
 from bench.importing import QUICK as IMPORT_QUICK
 from bench.ingest import build_store_untimed, corpus_messages, fresh_home, run_ingest
+from bench.insights import run_insights_bench
 from bench.latency import live_messages, run_latency
 from bench.lifecycle import run_lifecycle
 from bench.search import bounds_note, run_search_bench, summary
@@ -35,7 +36,7 @@ from hermes_core.store.store import STATE_DB_NAME, SessionStore
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d", "e", "i", "s", "r", "t", "u", "x", "g")
+FIGURES = ("a", "b", "c", "d", "e", "i", "n", "s", "r", "t", "u", "x", "g")
 STANDALONE_FIGURES = frozenset({"i", "r", "g"})
 """Figures that need neither the session corpus nor a store."""
 TRIGGER_CONTEXT_MAX = 100_000
@@ -75,7 +76,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="comma-separated corpus sizes in messages (multiples of 100); default 100000,1000000",
     )
     parser.add_argument(
-        "--only", help="comma-separated figures out of a,b,c,d,e,i,s,r,t,u,x,g (default all)"
+        "--only", help="comma-separated figures out of a,b,c,d,e,i,n,s,r,t,u,x,g (default all)"
     )
     parser.add_argument(
         "--workdir",
@@ -91,6 +92,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--appends", type=int, help="single appends timed by (b)")
     parser.add_argument("--startup-runs", type=int, help="runs of each command timed by (c)")
     parser.add_argument("--search-repeats", type=int, help="runs of each query timed by (s)")
+    parser.add_argument("--insights-repeats", type=int, help="runs of each report timed by (n)")
     parser.add_argument("--turns", type=int, help="turns timed by (t)")
     parser.add_argument(
         "--verbose",
@@ -118,6 +120,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.appends = args.appends or (300 if args.quick else 2_000)
     args.startup_runs = args.startup_runs or (5 if args.quick else 15)
     args.search_repeats = args.search_repeats or (3 if args.quick else 10)
+    args.insights_repeats = args.insights_repeats or (3 if args.quick else 10)
     args.turns = args.turns or (50 if args.quick else 300)
     return args
 
@@ -154,6 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "d" in args.figures
             or "e" in args.figures
             or "x" in args.figures
+            or "n" in args.figures
             or (bool({"b", "s", "t"} & args.figures) and size == largest)
         )
         if needs_store and not _store_complete(root / "store"):
@@ -178,6 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         if "x" in args.figures:
             export_figures(root / "store", workdir, size_label(size))
+        if "n" in args.figures:
+            insights_figures(root / "store", args.insights_repeats, size_label(size))
     if "x" in args.figures:
         export_memory_figures(workdir, args.seed)
     if "c" in args.figures:
@@ -699,6 +705,46 @@ def redaction_figures(seed: int, verbose: bool) -> None:
             )
         for category, where, around in found.misses:
             context(f"missed [{category}] {where}: {around!r}")
+
+
+def insights_figures(home: Path, repeats: int, label: str) -> None:
+    found = run_insights_bench(home, repeats)
+    if found.migrated_seconds is not None:
+        context(
+            f"(n) {label}: the cached store was migrated to the current schema in "
+            f"{found.migrated_seconds:.1f} s (untimed)"
+        )
+    counted = f"{found.sessions:,} sessions, {found.tool_results:,} tool results"
+    emit(
+        f"insights_all_p50_p95_{label}",
+        summary(found.all_ms),
+        "ms",
+        f"target ≤ 1000 ms at 1M; every session ({counted}): queries, report, terminal and "
+        f"JSON rendering, {repeats} runs after a warm-up",
+    )
+    emit(
+        f"insights_all_first_{label}",
+        f"{found.first_ms:.1f}",
+        "ms",
+        "context: the warm-up, first run on a freshly opened store",
+    )
+    emit(
+        f"insights_filtered_p50_p95_{label}",
+        summary(found.filtered_ms),
+        "ms",
+        f"context: --source cli --newer-than the median last activity "
+        f"({found.filtered_sessions:,} sessions)",
+    )
+    if found.command_ms is None:
+        emit(f"insights_command_{label}", f"unavailable: {found.command_error}")
+    else:
+        emit(
+            f"insights_command_{label}",
+            f"{found.command_ms:.0f}",
+            "ms",
+            "context: installed `hermes insights --json` in a fresh process, start-up "
+            "included, median of 3",
+        )
 
 
 def export_figures(home: Path, workdir: Path, label: str) -> None:

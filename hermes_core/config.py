@@ -54,6 +54,25 @@ def _with_default(setting: Setting, default: Any) -> Setting:
     return Setting(default, setting.check, setting.expected)
 
 
+PRICE_KEYS = ("input_per_mtok", "output_per_mtok")
+"""What each model of ``insights.prices`` gives: USD per million input and output tokens."""
+
+
+def _is_price_table(value: Any) -> bool:
+    """``{model name: {input_per_mtok: number ≥ 0, output_per_mtok: number ≥ 0}}``."""
+    if not isinstance(value, Mapping):
+        return False
+    for model, price in value.items():
+        if not isinstance(model, str) or not model.strip() or not isinstance(price, Mapping):
+            return False
+        if set(price) != set(PRICE_KEYS):
+            return False
+        for number in price.values():
+            if isinstance(number, bool) or not isinstance(number, int | float):
+                return False
+            if not 0 <= number < float("inf"):
+                return False
+    return True
 def _optional_text(default: str | None = None) -> Setting:
     return Setting(
         default, lambda v: v is None or (isinstance(v, str) and v.strip() != ""), "a text"
@@ -111,6 +130,11 @@ SETTINGS: Mapping[str, Setting] = {
     ),
     "session_reset.daily_hour": Setting(
         4, lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 23, "an hour 0-23"
+    ),
+    "insights.prices": Setting(
+        {},
+        _is_price_table,
+        "a mapping of model names to {input_per_mtok: USD, output_per_mtok: USD}, both numbers ≥ 0",
     ),
     # The model behind chat, the gateway and model titles (docs/models.md).
     "model.provider": _optional_text(),

@@ -13,6 +13,7 @@ from . import (
     export_commands,
     gateway_commands,
     import_commands,
+    insights_command,
     lifecycle_commands,
     maintenance_commands,
     plugins_command,
@@ -99,6 +100,7 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
     import_commands.register(sessions)
     gateway_commands.register_repair(sessions)
     app.add_typer(sessions, name="sessions")
+    insights_command.register(app)
     gateway_commands.register(app)
     plugins_command.register(app)
     demo_command.register(app)

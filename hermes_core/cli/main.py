@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-CORE_COMMANDS = {"sessions", "plugins", "demo", "chat"}
+CORE_COMMANDS = {"sessions", "insights", "plugins", "demo", "chat"}
 """Commands of the core itself: they load plugins only if they need them (the chat, when its
 first message needs the model provider)."""
 

@@ -12,6 +12,10 @@ Version history:
 3. ``import_files``: the import bookkeeping, one row per foreign log imported (path, size,
    modification time, read cursor, foreign id, the session it became), so re-importing an
    unchanged log does nothing and a grown one appends only its new turns (SPEC D).
+4. ``messages.tool_failed``, a generated column (whether a tool result reports a failure, see
+   ``insights.TOOL_FAILED_SQL``), and the partial index ``idx_messages_tool_results`` over tool
+   results (session, tool name, failure), so ``hermes insights`` counts tool results per tool
+   without reading a message row.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from . import fulltext
+from . import fulltext, insights
 from .connection import write_transaction
 from .errors import StoreTooNew, StoreUnavailable
 
@@ -133,6 +137,14 @@ CREATE INDEX idx_import_files_foreign ON import_files(importer, foreign_id);
 """
 
 
+_V4 = f"""
+ALTER TABLE messages ADD COLUMN tool_failed INTEGER
+    GENERATED ALWAYS AS ({insights.TOOL_FAILED_SQL}) VIRTUAL;
+CREATE INDEX idx_messages_tool_results ON messages(session_id, tool_name, tool_failed)
+    WHERE role = 'tool';
+"""
+
+
 def _migrate_to_1(connection: sqlite3.Connection) -> None:
     for statement in _split_statements(_V1):
         connection.execute(statement)
@@ -149,10 +161,16 @@ def _migrate_to_3(connection: sqlite3.Connection) -> None:
         connection.execute(statement)
 
 
+def _migrate_to_4(connection: sqlite3.Connection) -> None:
+    for statement in _split_statements(_V4):
+        connection.execute(statement)
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migrate_to_1,
     _migrate_to_2,
     _migrate_to_3,
+    _migrate_to_4,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

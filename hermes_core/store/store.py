@@ -51,6 +51,7 @@ from .search_queries import SqliteSearchIndex
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
 
+    from .insight_rows import InsightRows
     from .maintenance import StoreStats
 
 STATE_DB_NAME = "state.db"
@@ -458,6 +459,18 @@ class SessionStore:
             f"SELECT count(*) FROM sessions s WHERE {where}", params
         ).fetchone()[0]
         return count
+
+    def insight_rows(self, selection: SessionFilter | None = None) -> InsightRows:
+        """The aggregates ``hermes insights`` reports over the sessions matching ``selection``:
+        usage per (source, model), session starts per 15 minutes, tool results per tool, the
+        largest sessions."""
+        from hermes_core.selection.filters import SessionFilter
+
+        from .insights import insight_rows
+        from .selection_sql import build_where
+
+        where, params = build_where(selection or SessionFilter())
+        return insight_rows(self._connection, where, params)
 
     def _query_sessions(
         self,
