@@ -55,6 +55,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("importer", "claude"): "hermes-import-claude",
     ("importer", "codex"): "hermes-import-codex",
     ("model provider", "openai"): "hermes-model-openai",
+    ("platform", "matrix"): "hermes-platform-matrix",
 }
 
 T = TypeVar("T")

@@ -89,8 +89,10 @@ def test_a_dm_is_answered_streamed_then_sent_and_stored_under_its_dm_key(
         release.set()
         # ...and is then edited into the whole answer.
         wait_until(
-            lambda: alice.messages_from(room, bot.user_id)[0].text
-            == "Hello Alice, nice to meet you here",
+            lambda: (
+                alice.messages_from(room, bot.user_id)[0].text
+                == "Hello Alice, nice to meet you here"
+            ),
             "the answer was complete",
         )
         (answer,) = alice.messages_from(room, bot.user_id)
@@ -125,7 +127,10 @@ def test_a_group_keeps_two_users_apart_and_a_thread_is_one_shared_session(
         alice.wait_for_messages(room, bot.user_id, 1)
         bob.send(room, "what is my number?")
         replies = bob.wait_for_messages(room, bot.user_id, 2)
-        assert [m.text for m in replies] == ["Noted, Alice.", "Hi Bob, I have nothing from you yet."]
+        assert [m.text for m in replies] == [
+            "Noted, Alice.",
+            "Hi Bob, I have nothing from you yet.",
+        ]
         root = alice.send(room, "Starting a thread about plans")  # answered in the room, too
         alice.wait_for_messages(room, bot.user_id, 3)
         alice.send(room, "thread question one", thread_root=root)
