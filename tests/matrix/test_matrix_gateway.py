@@ -19,6 +19,7 @@ from standins.openai_server import OpenAIStandIn, Reply
 from synapse_homeserver import MatrixUser, Synapse
 
 from hermes_core.store import SessionStore
+from hermes_core.store.routed_sessions import RoutingStore
 
 pytestmark = pytest.mark.slow
 
@@ -161,7 +162,7 @@ def test_a_group_keeps_two_users_apart_and_a_thread_is_one_shared_session(
         ]
 
 
-def test_title_new_and_a_restart_continue_the_same_session(
+def test_title_new_sethome_reset_and_a_restart_continuing_the_same_session(
     tmp_path: Path, synapse: Synapse, standin: OpenAIStandIn
 ) -> None:
     bot, alice = synapse.new_user("bot"), synapse.new_user("alice")
@@ -181,21 +182,32 @@ def test_title_new_and_a_restart_continue_the_same_session(
         shown = alice.wait_for_messages(room, bot.user_id, 3)
         assert "Matrix planning" in shown[-1].text
         alice.send(room, "/title Quarterly plans")
-        alice.wait_for_messages(room, bot.user_id, 4)
+        assert (
+            alice.wait_for_messages(room, bot.user_id, 4)[-1].text == "✓ Title set: Quarterly plans"
+        )
+        alice.send(room, "/sethome")
+        shown = alice.wait_for_messages(room, bot.user_id, 5)
+        assert shown[-1].text == "✓ This chat is now the home channel of matrix."
         assert gateway.terminate() == 0
     (session,) = [s for s in keyed(home, key) if s.ended_at is None]
     assert session.title == "Quarterly plans"
+    with SessionStore.open(home) as store:
+        assert RoutingStore(store).home("matrix") == (room, None)
     # The restarted gateway logs in with an access token this time.
     token = MatrixUser.login(synapse.base_url, bot.user_id, bot.password).token
     settings = matrix_settings(synapse, bot, access_token=token, password=None)
     write_config(home, standin.base_url, {"matrix": settings})
     with GatewayProcess(home) as gateway:
         alice.send(room, "after restart")
-        replies = alice.wait_for_messages(room, bot.user_id, 5)
+        replies = alice.wait_for_messages(room, bot.user_id, 6)
         assert replies[-1].text == "After the restart."
+        alice.send(room, "/reset")
+        alice.wait_for_messages(room, bot.user_id, 7)
         assert gateway.terminate() == 0
-    (again,) = [s for s in keyed(home, key) if s.ended_at is None]
-    assert again.id == session.id
+    (continued,) = [s for s in keyed(home, key) if s.id == session.id]
+    assert continued.end_reason == "reset"
+    (fresh,) = [s for s in keyed(home, key) if s.ended_at is None]
+    assert fresh.id != session.id
     with SessionStore.open(home) as store:
         assert user_texts(store.messages(session.id)) == ["first question", "after restart"]
     restarted = next(b for b in turn_requests(standin) if "after restart" in last_user_text(b))

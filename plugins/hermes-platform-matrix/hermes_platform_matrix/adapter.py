@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hermes.gateway.matrix")
 
+SYNC_FILTER: dict[str, Any] = {"room": {"timeline": {"limit": 100}}}
+"""Up to 100 new events per room per sync (the server's default is 10: a busy room would skip)."""
+
 REMEMBERED_EVENTS = 4096
 """How many handled event ids are kept to never answer an event twice."""
 
@@ -256,7 +259,9 @@ class MatrixAdapter:
         failures = 0
         while not self._stopping:
             try:
-                answer = await client.sync(timeout=settings.sync_timeout_ms)
+                answer = await client.sync(
+                    timeout=settings.sync_timeout_ms, sync_filter=SYNC_FILTER
+                )
             except asyncio.CancelledError:
                 raise
             except Exception as error:
