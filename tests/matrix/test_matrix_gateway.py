@@ -114,8 +114,6 @@ def test_a_group_keeps_two_users_apart_and_a_thread_is_one_shared_session(
     tmp_path: Path, synapse: Synapse, standin: OpenAIStandIn
 ) -> None:
     bot, alice, bob = (synapse.new_user(n) for n in ("bot", "alice", "bob"))
-    room = alice.create_room([bot.user_id, bob.user_id], name="Team room")
-    bob.join(room)
     standin.add(Reply(text="Noted, Alice.", match="my number is 42"))
     standin.add(Reply(text="Hi Bob, I have nothing from you yet.", match="what is my number"))
     standin.add(Reply(text="Thread answer one.", match="thread question one"))
@@ -123,6 +121,9 @@ def test_a_group_keeps_two_users_apart_and_a_thread_is_one_shared_session(
     home = tmp_path / "home"
     write_config(home, standin.base_url, {"matrix": matrix_settings(synapse, bot)})
     with GatewayProcess(home) as gateway:
+        # Invited while the gateway runs: the invite arrives through its sync.
+        room = alice.create_room([bot.user_id, bob.user_id], name="Team room")
+        bob.join(room)
         wait_until(lambda: bot.user_id in alice.members(room), "the bot joined the group")
         alice.send(room, "my number is 42")
         alice.wait_for_messages(room, bot.user_id, 1)
