@@ -16,7 +16,7 @@ from gateway.gateway_helpers import TITLE_MATCH, title_reply, user_texts
 from gateway.gateway_process import GatewayProcess, environment, write_config
 from installed_hermes import hermes_command
 from standins.openai_server import OpenAIStandIn, Reply
-from synapse_homeserver import MatrixUser, Synapse
+from synapse_homeserver import MatrixUser, Synapse, free_port
 
 from hermes_core.store import SessionStore
 from hermes_core.store.routed_sessions import RoutingStore
@@ -229,3 +229,31 @@ def test_a_missing_setting_is_one_line_naming_it(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "gateway.platforms.matrix.user_id is not set" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_refused_password_or_an_unreachable_homeserver_is_one_line(
+    tmp_path: Path, synapse: Synapse
+) -> None:
+    bot = synapse.new_user("bot")
+    closed = f"http://127.0.0.1:{free_port()}"
+    cases = {
+        "wrong password": (
+            {"homeserver": synapse.base_url, "user_id": bot.user_id, "password": "not-it"},
+            f"matrix: cannot log in to {synapse.base_url} as {bot.user_id}",
+        ),
+        "unreachable": (
+            {"homeserver": closed, "user_id": bot.user_id, "password": bot.password},
+            f"matrix: cannot reach {closed}",
+        ),
+    }
+    for name, (settings, line) in cases.items():
+        home = tmp_path / name.replace(" ", "-")
+        write_config(home, "http://127.0.0.1:9/v1", {"matrix": settings})
+        done = subprocess.run(
+            [hermes_command(), "gateway", "run"],
+            env=environment(home), capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 1, name
+        problem = [entry for entry in done.stderr.splitlines() if "matrix" in entry]
+        assert len(problem) == 1 and line in problem[0], (name, done.stderr)
+        assert "Traceback" not in done.stderr
