@@ -59,6 +59,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("importer", "hermes-agent"): "hermes-import-hermes-agent",
     ("model provider", "openai"): "hermes-model-openai",
     ("store backend", "postgresql"): "hermes-store-postgres",
+    ("platform", "matrix"): "hermes-platform-matrix",
 }
 
 T = TypeVar("T")

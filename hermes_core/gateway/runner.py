@@ -22,6 +22,8 @@ from typing import Any
 
 from hermes_hookspecs import GatewayReply, PlatformEvent, ReceivingAdapter
 
+from hermes_core.plugins import COMPONENT_DISTRIBUTIONS
+
 from .commands import parse_command
 from .delivery import DeliveryBridge, EventDelivery
 from .worker import EventWorker
@@ -126,7 +128,9 @@ class Gateway:
             adapter = adapters.get(name)
             if adapter is None:
                 known = ", ".join(sorted(adapters)) or "none installed"
-                self._problem(name, f"unknown platform (installed adapters: {known})")
+                hint = COMPONENT_DISTRIBUTIONS.get(("platform", name))
+                where = f"pip install {hint}; " if hint else ""
+                self._problem(name, f"unknown platform ({where}installed adapters: {known})")
                 continue
             if not isinstance(adapter, ReceivingAdapter):
                 self._problem(name, "its adapter cannot receive (no start/stop)")
