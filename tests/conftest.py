@@ -6,6 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
+pytest_plugins = ["postgres_cluster"]
+"""``postgres_cluster`` / ``postgres_url`` fixtures for every folder."""
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _stop_postgres_at_the_end() -> Iterator[None]:

@@ -10,8 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from hermes_hookspecs import UserFacingError
+
 from hermes_core.store.backends import redacted
-from hermes_core.store.errors import InvalidStoreUrl, StoreUnavailable
+from hermes_core.store.errors import InvalidStoreUrl
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
@@ -72,7 +74,7 @@ def describe_connect_error(url: str, error: Exception) -> str:
 
 def open_pool(url: str, *, max_size: int = 4) -> ConnectionPool:
     """A pool of autocommit connections to ``url`` whose first connection is made now, so a
-    bad server, user, password or database is reported at once (as :class:`StoreUnavailable`)."""
+    bad server, user, password or database is reported at once, as one line (``UserFacingError``)."""
     import psycopg
     from psycopg_pool import ConnectionPool, PoolTimeout
 
@@ -83,7 +85,7 @@ def open_pool(url: str, *, max_size: int = 4) -> ConnectionPool:
     try:
         probe = psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_SECONDS, autocommit=True)
     except psycopg.Error as error:
-        raise StoreUnavailable(describe_connect_error(url, error)) from None
+        raise UserFacingError(describe_connect_error(url, error)) from None
     probe.close()
     pool = ConnectionPool(
         url,
@@ -98,5 +100,5 @@ def open_pool(url: str, *, max_size: int = 4) -> ConnectionPool:
         pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS * 2)
     except PoolTimeout as error:
         pool.close()
-        raise StoreUnavailable(describe_connect_error(url, error)) from None
+        raise UserFacingError(describe_connect_error(url, error)) from None
     return pool

@@ -27,6 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from hermes_hookspecs import UserFacingError
+
 from hermes_core.store.errors import StoreTooNew, StoreUnavailable
 
 from .fulltext import TOOL_OUTPUT_INDEXED_CHARS, WORD_SEPARATORS
@@ -168,7 +170,7 @@ def ensure_trigram_extension(db: psycopg.Connection[tuple[object, ...]], where: 
         db.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
     except psycopg.Error as error:
         detail = " ".join(str(error).split())
-        raise StoreUnavailable(
+        raise UserFacingError(
             f"{where}: the pg_trgm extension is missing and cannot be created ({detail}); "
             "ask the database owner to run CREATE EXTENSION pg_trgm (Debian: postgresql-contrib)"
         ) from None
@@ -205,7 +207,7 @@ def migrate(
                 db.execute("UPDATE hermes_schema_version SET version = %s", (version,))
     except psycopg.errors.InsufficientPrivilege as error:
         detail = " ".join(str(error).split())
-        raise StoreUnavailable(
+        raise UserFacingError(
             f"{where}: this role may not create the store's tables ({detail})"
         ) from None
     return found
