@@ -54,6 +54,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("importer", "codex"): "hermes-import-codex",
     ("model provider", "openai"): "hermes-model-openai",
     ("store backend", "postgresql"): "hermes-store-postgres",
+    ("store backend", "postgres"): "hermes-store-postgres",
 }
 
 T = TypeVar("T")

@@ -97,6 +97,8 @@ def _tokens(text: str) -> list[tuple[str, str]]:
             if end < len(text) and not (text[end].isspace() or text[end] in '()"'):
                 raise QueryRejected(f"syntax error near {text[index:end + 1]!r}")
             word = match.group()
+            if word == "NEAR" and text.startswith("(", end):
+                raise QueryRejected("NEAR queries are not supported")
             found.append(("op" if word in _OPERATORS else "word", word))
             index = end
     return found
