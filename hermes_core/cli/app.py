@@ -13,6 +13,7 @@ from . import (
     import_commands,
     lifecycle_commands,
     maintenance_commands,
+    migrate_command,
     plugins_command,
     search_commands,
     session_commands,
@@ -80,6 +81,7 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
     search_commands.register(sessions)
     export_commands.register(sessions)
     import_commands.register(sessions)
+    migrate_command.register(sessions)
     app.add_typer(sessions, name="sessions")
     plugins_command.register(app)
     demo_command.register(app)
