@@ -1,7 +1,9 @@
-"""The session store: SQLite at ``$HERMES_HOME/state.db`` (DESIGN §3)."""
+"""The session store (DESIGN §3, §8): SQLite at ``$HERMES_HOME/state.db`` by default, or the
+backend ``store.url`` names (:func:`open_store`); every backend implements :class:`Store`."""
 
 from __future__ import annotations
 
+from .backends import open_store
 from .errors import (
     AmbiguousSessionId,
     InvalidTitle,
@@ -11,6 +13,7 @@ from .errors import (
     StoreUnavailable,
     TitleInUse,
 )
+from .protocol import Store
 from .store import STATE_DB_NAME, SessionEvents, SessionStore
 
 __all__ = [
@@ -20,8 +23,10 @@ __all__ = [
     "SessionEvents",
     "SessionNotFound",
     "SessionStore",
+    "Store",
     "StoreError",
     "StoreTooNew",
     "StoreUnavailable",
     "TitleInUse",
+    "open_store",
 ]

@@ -136,7 +136,7 @@ def open_store(
     """Open the store of the Hermes home ``home`` as configured (``HERMES_STORE_URL``,
     ``config_url`` — the ``store.url`` setting —, else ``home/state.db``). Without
     ``config_url`` the home's ``config.yaml`` is read for it."""
-    home = Path(home)
+    home = Path(home).expanduser()
     if config_url is None and not os.environ.get(STORE_URL_ENV, "").strip():
         from hermes_core.config import load_config
 
