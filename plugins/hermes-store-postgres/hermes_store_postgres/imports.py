@@ -195,10 +195,15 @@ class PostgresImportBookkeeping:
             if row is None:
                 return None
             title: str | None = row[0]
-            if title is None and totals.title_proposal:
-                title = writes.unique_title(self._db, totals.title_proposal, session_id)
-                if title is not None:
-                    writes.write_title(self._db, session_id, title, title_source)
+            proposal = totals.title_proposal
+            if title is None and proposal:
+                title = writes.store_unique_title(
+                    self._db,
+                    session_id,
+                    lambda: writes.unique_title(self._db, proposal, session_id),
+                    title_source,
+                    if_untitled=True,
+                )
             metadata = json.loads(row[1]) if row[1] else {}
             if totals.metadata_updates:
                 provenance = dict(metadata.get("imported_from") or {})

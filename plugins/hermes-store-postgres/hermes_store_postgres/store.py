@@ -225,9 +225,15 @@ class PostgresStore:
                 parent_kind="compression",
                 fields=inherited,
             )
-            if parent.title:
-                title = writes.next_lineage_title(self._db, parent.title)
-                writes.write_title(self._db, child_id, title, "lineage")
+            parent_title = parent.title
+            if parent_title:
+                writes.store_unique_title(
+                    self._db,
+                    child_id,
+                    lambda: writes.next_lineage_title(self._db, parent_title),
+                    "lineage",
+                    if_untitled=False,
+                )
         if ended and self._events is not None:
             self._events.session_ended(self.get_session(parent.id), "compression")
         child = self.get_session(child_id)

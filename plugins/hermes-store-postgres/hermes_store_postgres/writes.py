@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hermes_hookspecs import Message, ParentKind
@@ -217,16 +217,37 @@ def unique_title(db: Db, proposal: str, session_id: str) -> str | None:
     return candidate
 
 
+def store_unique_title(
+    db: Db, session_id: str, pick: Callable[[], str | None], source: str, *, if_untitled: bool
+) -> str | None:
+    """Write the title ``pick()`` proposes; when another transaction took it meanwhile (the
+    unique index says so once that one commits), pick again. Returns what was stored (None:
+    nothing to propose, or ``if_untitled`` and the session has a title by now)."""
+    import psycopg.errors
+
+    condition = " AND title IS NULL" if if_untitled else ""
+    for _attempt in range(50):
+        candidate = pick()
+        if candidate is None:
+            return None
+        try:
+            with db.transaction():
+                changed = db.execute(
+                    "UPDATE sessions SET title = %s, title_source = %s "
+                    f"WHERE id = %s{condition}",
+                    (candidate, source, session_id),
+                ).rowcount
+        except psycopg.errors.UniqueViolation:
+            continue
+        return candidate if changed else None
+    raise TitleInUse(f"could not find a free title for session {session_id}")
+
+
 def automatic_title(db: Db, session_id: str, proposal: str) -> str | None:
     """Store an automatic title unless one exists by now; returns what was stored."""
-    candidate = unique_title(db, proposal, session_id)
-    if candidate is None:
-        return None
-    changed = db.execute(
-        "UPDATE sessions SET title = %s, title_source = 'auto' WHERE id = %s AND title IS NULL",
-        (candidate, session_id),
-    ).rowcount
-    return candidate if changed else None
+    return store_unique_title(
+        db, session_id, lambda: unique_title(db, proposal, session_id), "auto", if_untitled=True
+    )
 
 
 MESSAGE_ID_LOCK = 0x4865726D6D69
