@@ -194,10 +194,12 @@ def migrate(
         )
     if found >= target:
         return found
-    ensure_trigram_extension(db, where)
     try:
         with db.transaction():
             db.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+            # Under the lock: two first opens would race on CREATE EXTENSION too.
+            with db.transaction():
+                ensure_trigram_extension(db, where)
             current = schema_version(db)  # another process may have migrated meanwhile
             if current == 0:
                 db.execute("CREATE TABLE hermes_schema_version (version integer NOT NULL)")
