@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
     from hermes_core.selection.filters import SessionFilter
-    from hermes_core.store.maintenance import StoreStats
+    from hermes_core.store.maintenance import RepairReport, StoreStats
 
 log = logging.getLogger(__name__)
 
@@ -415,6 +415,13 @@ class PostgresStore:
     def stats(self) -> StoreStats:
         """Counts and size for ``hermes sessions stats`` (size: ``pg_database_size``)."""
         return self.lifecycle.stats()
+
+    def repair(self, *, check_only: bool = False) -> RepairReport:
+        """``hermes sessions repair``: find what is out of step and rebuild it (see
+        :mod:`.repair`). Not part of the store protocol: the command looks for it."""
+        from .repair import repair
+
+        return repair(self._db, check_only=check_only)
 
     # ------------------------------------------------------------------ messages
 
