@@ -59,3 +59,28 @@ def backend_store(backend_url: str) -> Iterator[Store]:
         yield store
     finally:
         store.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def backend_home(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Path]:
+    """A Hermes home (``tmp_path/home``) whose store is, once per backend, its own
+    ``state.db`` or a fresh PostgreSQL database its ``config.yaml`` names (``store.url``)."""
+    home = tmp_path / "home"
+    if request.param == "sqlite":
+        yield home
+        return
+    cluster = cluster_or_skip()
+    with fresh_database(cluster) as name:
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "config.yaml").write_text(
+            f"store:\n  url: '{cluster.url(name)}'\n", encoding="utf-8"
+        )
+        yield home
+
+
+def open_home_store(home: Path) -> Store:
+    """The store of ``home`` as configured (``state.db`` or its ``store.url``)."""
+    from hermes_core.plugins import PluginHost
+    from hermes_core.store.backends import open_store
+
+    return open_store(home, host=PluginHost())
