@@ -57,6 +57,17 @@ def archived(store: Store) -> set[str]:
     return {session.id for session in store.iter_selected() if session.archived}
 
 
+def assert_whole(store: Store) -> None:
+    """:func:`assert_store_whole` for a SQLite store; for another backend, what the protocol
+    can tell: every session's message counter equals its messages."""
+    if isinstance(store, SessionStore):
+        assert_store_whole(store.connection)
+        return
+    for session in store.iter_selected():
+        real = store.message_count(session.id)
+        assert session.message_count == real, f"{session.id}: counter {session.message_count}"
+
+
 def found_words(store: Store, word: str) -> int:
     """Messages the store's word index finds for ``word`` (any backend)."""
     return len(store.search_index.ranked_matches(word, 100_000))
