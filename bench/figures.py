@@ -34,7 +34,7 @@ from hermes_core.store.store import STATE_DB_NAME, SessionStore
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d", "e", "i", "s", "r", "x")
+FIGURES = ("a", "b", "c", "d", "e", "i", "s", "r", "x", "p")
 STANDALONE_FIGURES = frozenset({"i", "r"})
 """Figures that need neither the session corpus nor a store."""
 TRIGGER_CONTEXT_MAX = 100_000
@@ -74,7 +74,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="comma-separated corpus sizes in messages (multiples of 100); default 100000,1000000",
     )
     parser.add_argument(
-        "--only", help="comma-separated figures out of a,b,c,d,e,i,s,r,x (default all)"
+        "--only", help="comma-separated figures out of a,b,c,d,e,i,s,r,x,p (default all)"
     )
     parser.add_argument(
         "--workdir",
@@ -161,11 +161,39 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         if "x" in args.figures:
             export_figures(root / "store", workdir, size_label(size))
+        if "p" in args.figures:
+            backend_figures(corpus, sessions, truth, workdir, args, size_label(size))
     if "x" in args.figures:
         export_memory_figures(workdir, args.seed)
     if "c" in args.figures:
         startup_figures(corpus, workdir, args.startup_runs)
     return 0
+
+
+def backend_figures(
+    corpus: CorpusFile,
+    sessions: int,
+    truth: CorpusTruth,
+    workdir: Path,
+    args: argparse.Namespace,
+    label: str,
+) -> None:
+    """(p): SQLite beside PostgreSQL on the same corpus (see ``bench/backends.py``)."""
+    from hermes_store_postgres.testing import ClusterUnavailable
+
+    from bench.backends import report, run_backends
+
+    started = time.perf_counter()
+    try:
+        found = run_backends(
+            corpus, sessions, workdir, label, appends=args.appends, repeats=args.search_repeats
+        )
+    except ClusterUnavailable as error:
+        context(f"(p) {label}: skipped, PostgreSQL cannot be started here: {error}")
+        return
+    context(f"(p) {label}: both backends in {time.perf_counter() - started:.0f} s wall")
+    for name, value, unit, note in report(found, truth.messages, truth.text_bytes, label):
+        emit(name, value, unit, note)
 
 
 def _chunk_sessions(sessions: int) -> int:

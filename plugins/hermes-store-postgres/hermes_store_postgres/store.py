@@ -396,8 +396,8 @@ class PostgresStore:
         if limit is not None:
             sql += " LIMIT %s"
             arguments.append(limit)
-        # Read in pages so a huge selection is never held at once, yet no cursor stays open
-        # across the caller's other statements on this connection.
+        # Fetched at once (a store's sessions are thousands, its messages millions: messages
+        # are what iter_messages pages through).
         rows = self._db.execute(sql, arguments).fetchall()
         for row in rows:
             yield session_from_row(row)

@@ -140,8 +140,10 @@ class Cluster:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
-def start_cluster() -> Cluster:
+def start_cluster(*, durable: bool = False) -> Cluster:
     """``initdb`` a new cluster in a fresh temporary folder and start it (see the module doc).
+
+    ``durable`` keeps ``fsync`` and full-page writes on (benchmarks); tests run without them.
 
     The superuser ``hermes`` logs in with a random password over TCP (scram-sha-256), so
     wrong-password cases are real; the unix socket in the folder trusts it for set-up.
@@ -166,9 +168,11 @@ def start_cluster() -> Cluster:
         if initialised.returncode != 0:
             raise ClusterUnavailable(f"initdb failed: {initialised.stderr.strip()[-500:]}")
         options = (
-            f"-c listen_addresses=127.0.0.1 -p {cluster.port} -k {root} -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
+            f"-c listen_addresses=127.0.0.1 -p {cluster.port} -k {root} "
+            "-c synchronous_commit=off -c max_connections=200"
         )
+        if not durable:
+            options += " -c fsync=off -c full_page_writes=off"
         started = cluster._run(
             str(bin_dir / "pg_ctl"), "start", "-D", str(cluster.data_dir), "-w", "-t", "60",
             "-l", str(root / "server.log"), "-o", options,
