@@ -36,7 +36,7 @@ from hermes_core.store.store import STATE_DB_NAME, SessionStore
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d", "e", "i", "n", "s", "r", "t", "u", "x", "g")
+FIGURES = ("a", "b", "c", "d", "e", "i", "n", "s", "r", "t", "u", "x", "g", "p")
 STANDALONE_FIGURES = frozenset({"i", "r", "g"})
 """Figures that need neither the session corpus nor a store."""
 TRIGGER_CONTEXT_MAX = 100_000
@@ -76,7 +76,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="comma-separated corpus sizes in messages (multiples of 100); default 100000,1000000",
     )
     parser.add_argument(
-        "--only", help="comma-separated figures out of a,b,c,d,e,i,n,s,r,t,u,x,g (default all)"
+        "--only", help="comma-separated figures out of a,b,c,d,e,i,n,s,r,t,u,x,g,p (default all)"
     )
     parser.add_argument(
         "--workdir",
@@ -184,6 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             export_figures(root / "store", workdir, size_label(size))
         if "n" in args.figures:
             insights_figures(root / "store", args.insights_repeats, size_label(size))
+        if "p" in args.figures:
+            backend_figures(corpus, sessions, truth, workdir, args, size_label(size))
     if "x" in args.figures:
         export_memory_figures(workdir, args.seed)
     if "c" in args.figures:
@@ -248,6 +250,32 @@ def gateway_figures(workdir: Path, chats: int, messages: int) -> None:
             f"client side, stand-in model included; p99 "
             f"{percentile(result.round_trips_ms, 0.99):.1f} ms; {result.seconds:.1f} s in all",
         )
+
+
+def backend_figures(
+    corpus: CorpusFile,
+    sessions: int,
+    truth: CorpusTruth,
+    workdir: Path,
+    args: argparse.Namespace,
+    label: str,
+) -> None:
+    """(p): SQLite beside PostgreSQL on the same corpus (see ``bench/backends.py``)."""
+    from hermes_store_postgres.testing import ClusterUnavailable
+
+    from bench.backends import report, run_backends
+
+    started = time.perf_counter()
+    try:
+        found = run_backends(
+            corpus, sessions, workdir, label, appends=args.appends, repeats=args.search_repeats
+        )
+    except ClusterUnavailable as error:
+        context(f"(p) {label}: skipped, PostgreSQL cannot be started here: {error}")
+        return
+    context(f"(p) {label}: both backends in {time.perf_counter() - started:.0f} s wall")
+    for name, value, unit, note in report(found, truth.messages, truth.text_bytes, label):
+        emit(name, value, unit, note)
 
 
 def _chunk_sessions(sessions: int) -> int:

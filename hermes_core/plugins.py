@@ -60,6 +60,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("model provider", "openai"): "hermes-model-openai",
     ("store backend", "postgresql"): "hermes-store-postgres",
     ("platform", "matrix"): "hermes-platform-matrix",
+    ("store backend", "postgres"): "hermes-store-postgres",
 }
 
 T = TypeVar("T")

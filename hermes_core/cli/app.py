@@ -16,6 +16,7 @@ from . import (
     insights_command,
     lifecycle_commands,
     maintenance_commands,
+    migrate_command,
     plugins_command,
     search_commands,
     session_commands,
@@ -99,6 +100,7 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
     export_commands.register(sessions)
     import_commands.register(sessions)
     gateway_commands.register_repair(sessions)
+    migrate_command.register(sessions)
     app.add_typer(sessions, name="sessions")
     insights_command.register(app)
     gateway_commands.register(app)

@@ -55,20 +55,32 @@ def register(sessions: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """Check the store; back it up, then rebuild what is out of step."""
-        from hermes_core.store.backends import SQLITE_SCHEME, sqlite_path, url_scheme
+        from hermes_core.store.backends import SQLITE_SCHEME, redacted, sqlite_path, url_scheme
+        from hermes_core.store.maintenance import RepairReport
         from hermes_core.store.maintenance import repair as repair_store
 
         url = cli_context(ctx).store_url
+        report: RepairReport
         if url_scheme(url) != SQLITE_SCHEME:
-            raise fail(f"repair checks SQLite stores only; store.url names a {url_scheme(url)} one")
-        path = sqlite_path(url)
-        if not path.exists():
-            raise fail(f"no session store at {path}")
-        report = repair_store(path, check_only=check_only)
+            # Another backend repairs itself when its store offers ``repair`` (optional:
+            # not part of the store protocol).
+            store_repair = getattr(cli_context(ctx).store, "repair", None)
+            if store_repair is None:
+                raise fail(
+                    f"repair checks SQLite stores only; store.url names a {url_scheme(url)} one"
+                )
+            label = redacted(url)
+            report = store_repair(check_only=check_only)
+        else:
+            path = sqlite_path(url)
+            if not path.exists():
+                raise fail(f"no session store at {path}")
+            label = str(path)
+            report = repair_store(path, check_only=check_only)
         if not report.problems:
-            typer.echo(f"{path}: no problems found.")
+            typer.echo(f"{label}: no problems found.")
             return
-        typer.echo(f"{path}: {len(report.problems)} problem(s):")
+        typer.echo(f"{label}: {len(report.problems)} problem(s):")
         for problem in report.problems:
             typer.echo(f"  - {problem}")
         if check_only:
@@ -78,7 +90,8 @@ def register(sessions: typer.Typer) -> None:
         for action in report.actions:
             typer.echo(f"  ✓ {action}")
         if not report.healthy_after:
-            raise fail(f"the store is still damaged; your backup is {report.backup}")
+            where = f"; your backup is {report.backup}" if report.backup else ""
+            raise fail(f"the store is still damaged{where}")
         typer.echo("The store is healthy now.")
 
 

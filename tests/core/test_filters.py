@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,16 +10,16 @@ from hermes_hookspecs import Message, ToolCall
 
 from hermes_core.selection.filters import FilterError, SessionFilter, build_where
 from hermes_core.store import SessionStore
+from hermes_core.store.protocol import Store
 
 T0 = 1_780_000_000.0
 DAY = 86400.0
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SessionStore]:
-    opened = SessionStore.open(tmp_path)
-    yield opened
-    opened.close()
+def store(backend_store: Store) -> Store:
+    """Every test runs on each backend (SQLite, PostgreSQL)."""
+    return backend_store
 
 
 def selected(store: SessionStore, **fields: Any) -> set[str]:

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from hermes_core.store import AmbiguousSessionId, SessionNotFound, SessionStore, StoreError
+from hermes_core.store.protocol import Store
 
 MOMENT = time.mktime((2025, 6, 7, 8, 9, 10, 0, 0, -1))
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SessionStore]:
-    with SessionStore.open(tmp_path) as opened:
-        yield opened
+def store(backend_store: Store) -> Store:
+    """Every test runs on each backend (SQLite, PostgreSQL)."""
+    return backend_store
 
 
 def test_exact_id_resolves_to_itself(store: SessionStore) -> None:

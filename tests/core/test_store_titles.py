@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from store_helpers import RecordingEvents, assistant, user
 
 from hermes_core.store import InvalidTitle, SessionStore, TitleInUse
+from hermes_core.store.protocol import Store
 from hermes_core.store.titles import MAX_TITLE_LENGTH, sanitize_title
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SessionStore]:
-    with SessionStore.open(tmp_path) as opened:
-        yield opened
+def store(backend_store: Store) -> Store:
+    """Every test runs on each backend (SQLite, PostgreSQL)."""
+    return backend_store
 
 
 # ------------------------------------------------------------------ sanitising (S4)
@@ -90,7 +90,7 @@ def test_title_over_100_characters_is_refused(store: SessionStore) -> None:
 def test_create_session_with_title_over_100_characters_is_refused(store: SessionStore) -> None:
     with pytest.raises(InvalidTitle):
         store.create_session(title="x" * 101)
-    assert store.connection.execute("SELECT count(*) FROM sessions").fetchone()[0] == 0
+    assert store.count_sessions() == 0
 
 
 def test_length_is_counted_after_sanitising(store: SessionStore) -> None:

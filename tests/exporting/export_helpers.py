@@ -92,10 +92,18 @@ class ExporterPlugin:
 
 
 def host(*extra: tuple[str, object]) -> PluginHost:
-    """A host with the real jsonl and markdown plugins and ``extra`` plugins, nothing else."""
+    """A host with the real jsonl and markdown plugins, the PostgreSQL store backend (for
+    homes whose ``store.url`` names one) and ``extra`` plugins, nothing else."""
+    import hermes_store_postgres.plugin
+
     return PluginHost(
         load_entry_points=False,
-        extra_plugins=[("jsonl", jsonl_plugin), ("markdown", markdown_plugin), *extra],
+        extra_plugins=[
+            ("jsonl", jsonl_plugin),
+            ("markdown", markdown_plugin),
+            ("store-postgres", hermes_store_postgres.plugin),
+            *extra,
+        ],
     )
 
 

@@ -11,14 +11,16 @@ import pytest
 import yaml
 from export_helpers import ExporterPlugin, RecordingExporter, host, invoke, make, sha256
 from hermes_hookspecs import Message, Session, UserFacingError
+from postgres_cluster import open_home_store
 
 from hermes_core.exporting import MANIFEST_NAME, read_manifest
 from hermes_core.store import SessionStore
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
+def home(backend_home: Path) -> Path:
+    """Every test runs with the home's store in SQLite, then in PostgreSQL."""
+    return backend_home
 
 
 def lines(path: Path) -> list[dict]:
@@ -38,7 +40,7 @@ def only_error_line(result) -> str:
 
 
 def test_bare_jsonl_export_dumps_every_session_active_and_archived_included(home, tmp_path):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         ended = make(store, title="ended one")
         active = make(store, ended=False)
         archived = make(store)
@@ -52,7 +54,7 @@ def test_bare_jsonl_export_dumps_every_session_active_and_archived_included(home
 
 
 def test_jsonl_objects_hold_every_session_and_message_field(home, tmp_path):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         session_id = make(store, title="full", tool=True, model="gpt-5", cwd="/work")
     target = tmp_path / "one.jsonl"
     result = invoke(host(), home, "sessions", "export", str(target), "--session-id", session_id)
@@ -71,7 +73,7 @@ def test_jsonl_objects_hold_every_session_and_message_field(home, tmp_path):
 
 
 def test_dash_writes_jsonl_to_stdout_and_messages_to_stderr(home):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         first, second = make(store), make(store)
     result = invoke(host(), home, "sessions", "export", "-")
     assert result.exit_code == 0, result.output
@@ -81,7 +83,7 @@ def test_dash_writes_jsonl_to_stdout_and_messages_to_stderr(home):
 
 
 def test_jsonl_into_a_directory_names_the_file(home, tmp_path):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         session_id = make(store)
     folder = tmp_path / "out"
     folder.mkdir()
@@ -91,14 +93,14 @@ def test_jsonl_into_a_directory_names_the_file(home, tmp_path):
 
 
 def test_jsonl_without_output_is_one_line_asking_for_it(home):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         make(store)
     error = only_error_line(invoke(host(), home, "sessions", "export"))
     assert "give OUTPUT" in error
 
 
 def test_an_empty_selection_writes_nothing(home, tmp_path):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         make(store, source="cli")
     target = tmp_path / "none.jsonl"
     result = invoke(host(), home, "sessions", "export", str(target), "--source", "telegram")
@@ -111,7 +113,7 @@ def test_an_empty_selection_writes_nothing(home, tmp_path):
 
 
 def test_session_id_takes_an_id_a_prefix_or_a_title(home):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         make(store, title="alpha")
         wanted = make(store, title="the one")
     for reference in (wanted, wanted[:-2], "the one"):
@@ -121,7 +123,7 @@ def test_session_id_takes_an_id_a_prefix_or_a_title(home):
 
 
 def test_an_unknown_session_id_is_one_line(home):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         make(store)
     error = only_error_line(
         invoke(host(), home, "sessions", "export", "-", "--session-id", "nope_nope")
@@ -130,7 +132,7 @@ def test_an_unknown_session_id_is_one_line(home):
 
 
 def test_filters_select_ended_sessions_only(home):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         ended_cli = make(store, source="cli")
         make(store, source="cli", ended=False)
         make(store, source="telegram")
@@ -144,7 +146,7 @@ def test_filters_select_ended_sessions_only(home):
 
 
 def test_session_id_and_filters_do_not_combine(home):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         session_id = make(store)
     args = ("sessions", "export", "-", "--session-id", session_id, "--source", "cli")
     assert "not both" in only_error_line(invoke(host(), home, *args))
@@ -156,7 +158,7 @@ def test_a_bad_filter_value_is_one_line_naming_the_flag(home):
 
 
 def test_dry_run_lists_the_matches_and_writes_nothing(home, tmp_path):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         first = make(store, title="first", source="cli")
         make(store, source="telegram")
     folder = tmp_path / "exports"
@@ -189,7 +191,7 @@ def test_an_unknown_format_lists_the_installed_ones(home):
 
 
 def test_bare_bulk_markdown_export_is_refused(home):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         make(store)
     for fmt in ("md", "qmd"):
         error = only_error_line(invoke(host(), home, "sessions", "export", "--format", fmt))
@@ -198,7 +200,7 @@ def test_bare_bulk_markdown_export_is_refused(home):
 
 
 def test_markdown_writes_a_file_per_session_and_a_manifest_in_the_default_folder(home):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         first = make(store, title="Fix the ../../etc/passwd bug", tool=True, days_ago=3)
         second = make(store, title=None)
     result = invoke(host(), home, "sessions", "export", "--format", "md", "--source", "cli")
@@ -219,7 +221,7 @@ def test_markdown_writes_a_file_per_session_and_a_manifest_in_the_default_folder
 
 
 def test_qmd_front_matter_is_yaml_with_the_keys_quarto_reads(home, tmp_path):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         session_id = make(store, title='quoted "title": with # marks\u2028and a break')
     result = invoke(
         host(), home, "sessions", "export", str(tmp_path), "-f", "qmd", "--session-id", session_id
@@ -228,14 +230,14 @@ def test_qmd_front_matter_is_yaml_with_the_keys_quarto_reads(home, tmp_path):
     [document] = tmp_path.glob("*.qmd")
     text = document.read_text(encoding="utf-8")
     meta = yaml.safe_load(text.split("---\n")[1])
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         assert meta["title"] == store.get_session(session_id).title
     assert meta["format"] == "html" and meta["session_id"] == session_id
     assert (tmp_path / MANIFEST_NAME).exists()
 
 
 def test_one_markdown_session_may_go_to_a_named_file(home, tmp_path):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         session_id = make(store, title="named")
     target = tmp_path / "mine.md"
     result = invoke(
@@ -249,7 +251,7 @@ def test_one_markdown_session_may_go_to_a_named_file(home, tmp_path):
 
 
 def test_only_user_prompts_jsonl_is_one_record_per_prompt(home):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         session_id = make(store, messages=4, text="ask")
     result = invoke(
         host(), home, "sessions", "export", "-", "--session-id", session_id,
@@ -265,7 +267,7 @@ def test_only_user_prompts_jsonl_is_one_record_per_prompt(home):
 
 
 def test_only_user_prompts_md_goes_to_stdout(home):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         session_id = make(store, messages=4, text="ask")
     result = invoke(
         host(), home, "sessions", "export", "-", "--session-id", session_id, "--only",
@@ -307,7 +309,7 @@ def lineage_of_three(store: SessionStore) -> list[str]:
 
 
 def test_logical_lineage_exports_the_whole_compression_lineage_as_one_record(home):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         ids = lineage_of_three(store)
     result = invoke(
         host(), home, "sessions", "export", "-", "--session-id", "saga #3", "--lineage", "logical"
@@ -323,7 +325,7 @@ def test_logical_lineage_exports_the_whole_compression_lineage_as_one_record(hom
 
 
 def test_bulk_logical_lineage_exports_each_lineage_once(home, tmp_path):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         ids = lineage_of_three(store)
         loner = make(store, title="loner")
     result = invoke(
@@ -340,7 +342,7 @@ def test_bulk_logical_lineage_exports_each_lineage_once(home, tmp_path):
 
 
 def test_single_lineage_exports_each_session_on_its_own(home):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         ids = lineage_of_three(store)
     result = invoke(host(), home, "sessions", "export", "-", "--title", "saga")
     assert [json.loads(x)["session"]["id"] for x in result.stdout.splitlines()] == ids
@@ -350,7 +352,7 @@ def test_single_lineage_exports_each_session_on_its_own(home):
 
 
 def test_children_hold_the_delegate_ids(home):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         parent = make(store, title="boss")
         child = make(store, parent_session_id=parent, parent_kind="delegate")
     result = invoke(host(), home, "sessions", "export", "-", "--session-id", parent)
@@ -364,7 +366,7 @@ def test_children_hold_the_delegate_ids(home):
 def test_upload_reaches_an_exporter_that_supports_it(home):
     uploader = RecordingExporter("share", supports_upload=True)
     plugin_host = host(("share", ExporterPlugin(uploader)))
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         session_id = make(store)
     result = invoke(
         plugin_host, home, "sessions", "export", "-f", "share", "--session-id", session_id,
@@ -388,7 +390,7 @@ def test_public_without_upload_is_one_line(home):
 def test_an_exporter_that_redacts_by_default_gets_redacted_false_with_no_redact(home):
     tracer = RecordingExporter("tracy", redact_by_default=True, stdout_for_single_session=True)
     plugin_host = host(("tracy", ExporterPlugin(tracer)))
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         session_id = make(store)
     args = ("sessions", "export", "-f", "tracy", "--session-id", session_id, "--no-redact")
     result = invoke(plugin_host, home, *args)
@@ -402,7 +404,7 @@ def test_latest_by_default_exports_only_the_most_recent_session(home):
         "tracy", exports_latest_by_default=True, stdout_for_single_session=True
     )
     plugin_host = host(("tracy", ExporterPlugin(tracer)))
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         make(store, days_ago=3)
         newest = make(store, days_ago=1, ended=False)
     result = invoke(plugin_host, home, "sessions", "export", "-f", "tracy", "--no-redact")
@@ -412,7 +414,7 @@ def test_latest_by_default_exports_only_the_most_recent_session(home):
 
 
 def test_yaml_front_matter_of_md_parses(home, tmp_path):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         session_id = make(store, title="plain", cwd="/tmp/x: y")
     invoke(
         host(), home, "sessions", "export", str(tmp_path), "-f", "md", "--session-id", session_id
@@ -423,7 +425,7 @@ def test_yaml_front_matter_of_md_parses(home, tmp_path):
 
 
 def test_bulk_exports_parents_before_their_delegates_whatever_their_activity(home):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         parent = make(store, title="long parent", days_ago=3)
         child = make(store, parent_session_id=parent, parent_kind="delegate", days_ago=2.5)
         store.append_messages(parent, [Message("user", "much later", timestamp=4e9)])
@@ -431,7 +433,8 @@ def test_bulk_exports_parents_before_their_delegates_whatever_their_activity(hom
     assert [json.loads(x)["session"]["id"] for x in result.stdout.splitlines()] == [parent, child]
 
 
-def test_a_parent_link_cycle_in_a_damaged_store_loses_no_session(home):
+def test_a_parent_link_cycle_in_a_damaged_store_loses_no_session(tmp_path):
+    home = tmp_path / "home"  # damaged through SQLite itself: this case is SQLite's
     with SessionStore.open(home) as store:
         first, second = make(store), make(store)
         store.connection.execute(
@@ -449,7 +452,7 @@ def test_a_parent_link_cycle_in_a_damaged_store_loses_no_session(home):
 
 
 def test_a_file_as_output_of_a_per_session_bulk_export_is_one_line(home, tmp_path):
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         make(store)
         make(store)
     existing = tmp_path / "notes.md"
@@ -474,7 +477,7 @@ class RefusingExporter:
 
 
 def test_an_exporters_user_facing_error_is_one_line(home: Path, tmp_path: Path) -> None:
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         session_id = make(store, title="one")
     result = invoke(
         host(("refusing", ExporterPlugin(RefusingExporter()))),

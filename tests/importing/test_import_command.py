@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import hermes_import_claude.plugin
+import hermes_store_postgres.plugin
 import pytest
 from claude_helpers import (
     S21,
@@ -21,6 +22,7 @@ from claude_helpers import (
     write,
 )
 from click.testing import Result
+from postgres_cluster import open_home_store
 from typer.testing import CliRunner
 
 from hermes_core.cli.app import build_app
@@ -33,13 +35,18 @@ runner = CliRunner()
 @pytest.fixture
 def host() -> PluginHost:
     return PluginHost(
-        load_entry_points=False, extra_plugins=[("claude", hermes_import_claude.plugin)]
+        load_entry_points=False,
+        extra_plugins=[
+            ("claude", hermes_import_claude.plugin),
+            ("store-postgres", hermes_store_postgres.plugin),
+        ],
     )
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
+def home(backend_home: Path) -> Path:
+    """Every test runs with the home's store in SQLite, then in PostgreSQL."""
+    return backend_home
 
 
 def run(host: PluginHost, home: Path, *args: str, env: dict[str, str] | None = None) -> Result:
@@ -71,7 +78,7 @@ def test_a_path_prints_the_new_id_a_resume_command_and_a_summary(
         "0 malformed line(s) skipped, 0 unreadable. Sessions written: 2.\n"
         "Skipped input: 1 unknown record type."
     )
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         assert store.get_session(session_id).end_reason == "imported"
 
     again = run(host, home, str(path))

@@ -11,6 +11,7 @@ from pathlib import Path
 from hermes_hookspecs import Message, ToolCall
 
 from hermes_core.store import SessionStore, fulltext
+from hermes_core.store.protocol import Store
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 DAY = 86_400.0
@@ -47,12 +48,29 @@ def make(
     return session.id
 
 
-def ids(store: SessionStore) -> set[str]:
-    return {row[0] for row in store.connection.execute("SELECT id FROM sessions")}
+def ids(store: Store) -> set[str]:
+    """Every session id of the store (through the store protocol: any backend)."""
+    return {session.id for session in store.iter_selected()}
 
 
-def archived(store: SessionStore) -> set[str]:
-    return {row[0] for row in store.connection.execute("SELECT id FROM sessions WHERE archived")}
+def archived(store: Store) -> set[str]:
+    return {session.id for session in store.iter_selected() if session.archived}
+
+
+def assert_whole(store: Store) -> None:
+    """:func:`assert_store_whole` for a SQLite store; for another backend, what the protocol
+    can tell: every session's message counter equals its messages."""
+    if isinstance(store, SessionStore):
+        assert_store_whole(store.connection)
+        return
+    for session in store.iter_selected():
+        real = store.message_count(session.id)
+        assert session.message_count == real, f"{session.id}: counter {session.message_count}"
+
+
+def found_words(store: Store, word: str) -> int:
+    """Messages the store's word index finds for ``word`` (any backend)."""
+    return len(store.search_index.ranked_matches(word, 100_000))
 
 
 def assert_store_whole(connection: sqlite3.Connection) -> None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import hermes_store_postgres.plugin
 import pytest
-from lifecycle_helpers import FILTER_CASES, assert_store_whole, ids, make, word_hits
+from lifecycle_helpers import FILTER_CASES, assert_whole, found_words, ids, make
+from postgres_cluster import open_home_store
 from typer.testing import CliRunner
 
 from hermes_core.cli import lifecycle_commands
@@ -13,19 +15,21 @@ from hermes_core.cli.app import build_app
 from hermes_core.lifecycle import state
 from hermes_core.plugins import PluginHost
 from hermes_core.selection.options import FILTER_OPTIONS
-from hermes_core.store import SessionStore
 
 runner = CliRunner()
 
 
 @pytest.fixture
 def host() -> PluginHost:
-    return PluginHost(load_entry_points=False)
+    return PluginHost(
+        load_entry_points=False, extra_plugins=[("store-postgres", hermes_store_postgres.plugin)]
+    )
 
 
 @pytest.fixture
-def home(tmp_path: Path) -> Path:
-    return tmp_path / "home"
+def home(backend_home: Path) -> Path:
+    """Every test runs with the home's store in SQLite, then in PostgreSQL."""
+    return backend_home
 
 
 def invoke(host: PluginHost, home: Path, *args: str, input: str | None = None):
@@ -39,52 +43,52 @@ def test_the_filter_table_covers_every_filter_option() -> None:
 
 @pytest.mark.parametrize(("args", "matching", "other"), FILTER_CASES, ids=lambda v: str(v))
 def test_every_filter_selects_what_prune_deletes(host, home, args, matching, other) -> None:
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         doomed = make(store, **matching)  # type: ignore[arg-type]
         kept = make(store, **other)  # type: ignore[arg-type]
     result = invoke(host, home, "sessions", "prune", *args, "--yes")
     assert result.exit_code == 0, result.output
     assert "Pruned 1 session(s)" in result.output
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         assert ids(store) == {kept}
         assert doomed not in ids(store)
-        assert_store_whole(store.connection)
+        assert_whole(store)
 
 
 def test_bare_prune_deletes_only_ended_sessions_idle_90_days_or_more(host, home) -> None:
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         old = make(store, days_ago=120, idle_days=95)
         recent = make(store, days_ago=120, idle_days=80)  # long-lived but used recently
         running = make(store, days_ago=200, ended=False)
     result = invoke(host, home, "sessions", "prune", "--yes")
     assert result.exit_code == 0, result.output
     assert "Kept: 1 running session(s) that match." in result.output
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         assert ids(store) == {recent, running}
         assert old not in ids(store)
 
 
 def test_any_filter_turns_the_implicit_90_days_off(host, home) -> None:
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         yesterday = make(store, "cron", days_ago=1)
         make(store, "cli", days_ago=1)
     assert invoke(host, home, "sessions", "prune", "--source", "cron", "--yes").exit_code == 0
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         assert yesterday not in ids(store) and len(ids(store)) == 1
 
 
 def test_active_sessions_are_never_pruned(host, home) -> None:
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         running = make(store, "cron", days_ago=400, ended=False)
     result = invoke(host, home, "sessions", "prune", "--source", "cron", "--yes")
     assert result.exit_code == 0
     assert "No sessions to prune." in result.output
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         assert ids(store) == {running}
 
 
 def test_pinned_sessions_and_a_lineage_holding_one_are_kept_whole(host, home) -> None:
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         pinned = make(store, days_ago=300, pinned=1)
         root = make(store, days_ago=300, title="long project", ended=False)
         second = store.continue_after_compression(root).id
@@ -97,13 +101,13 @@ def test_pinned_sessions_and_a_lineage_holding_one_are_kept_whole(host, home) ->
     result = invoke(host, home, "sessions", "prune", "--newer-than", "1000", "--yes")
     assert result.exit_code == 0, result.output
     assert "Kept: 4 pinned or protected session(s)" in result.output
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         assert ids(store) == {pinned, root, second, third}
         assert unpinned_root not in ids(store) and unpinned_child not in ids(store)
 
 
 def test_delegates_go_with_their_session_and_a_pinned_delegate_keeps_its_family(host, home) -> None:
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         parent = make(store, days_ago=200)
         helper = make(store, days_ago=200, parent_session_id=parent, parent_kind="delegate")
         keeper = make(store, days_ago=200)
@@ -116,52 +120,52 @@ def test_delegates_go_with_their_session_and_a_pinned_delegate_keeps_its_family(
         )
     result = invoke(host, home, "sessions", "prune", "--older-than", "100", "--yes")
     assert result.exit_code == 0, result.output
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         assert ids(store) == {keeper, pinned_helper, busy, running_helper}
         assert parent not in ids(store) and helper not in ids(store)
 
 
 def test_archived_sessions_are_skipped_unless_include_archived(host, home) -> None:
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         hidden = make(store, "cron", archived=1)
         shown = make(store, "cron")
     assert invoke(host, home, "sessions", "prune", "--source", "cron", "--yes").exit_code == 0
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         assert ids(store) == {hidden}
     result = invoke(
         host, home, "sessions", "prune", "--source", "cron", "--include-archived", "--yes"
     )
     assert result.exit_code == 0, result.output
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         assert ids(store) == set()
     assert shown
 
 
 def test_index_rows_go_with_the_messages(host, home) -> None:
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         make(store, "cron", text="zebrafish 斑马鱼研究 notes", messages=6)
         make(store, "cli", text="zebrafish elsewhere", messages=2)
-        assert word_hits(store.connection, "zebrafish") == 8
+        assert found_words(store, "zebrafish") == 8
     assert invoke(host, home, "sessions", "prune", "--source", "cron", "--yes").exit_code == 0
-    with SessionStore.open(home) as store:
-        assert word_hits(store.connection, "zebrafish") == 2
-        assert store.connection.execute("SELECT count(*) FROM messages_cjk").fetchone()[0] == 0
-        assert_store_whole(store.connection)
+    with open_home_store(home) as store:
+        assert found_words(store, "zebrafish") == 2
+        assert store.search_index.cjk_matches("斑马鱼", 10) == []
+        assert_whole(store)
 
 
 def test_without_yes_and_without_a_terminal_it_refuses_with_a_hint(host, home) -> None:
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         session = make(store, "cron")
     result = invoke(host, home, "sessions", "prune", "--source", "cron")
     assert result.exit_code == 1
     assert "add --yes" in result.output and "Traceback" not in result.output
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         assert ids(store) == {session}
 
 
 def test_it_shows_the_count_oldest_and_newest_then_asks(host, home, monkeypatch) -> None:
     monkeypatch.setattr(lifecycle_commands, "_stdin_is_terminal", lambda: True)
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         oldest = make(store, "cron", days_ago=30, title="the oldest")
         make(store, "cron", days_ago=20)
         newest = make(store, "cron", days_ago=10, title="the newest")
@@ -171,23 +175,23 @@ def test_it_shows_the_count_oldest_and_newest_then_asks(host, home, monkeypatch)
     assert f"oldest: {oldest} 'the oldest'" in refused.output
     assert f"newest: {newest} 'the newest'" in refused.output
     assert "Delete these 3 session(s) for good?" in refused.output
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         assert len(ids(store)) == 3
     accepted = invoke(host, home, "sessions", "prune", "--source", "cron", input="y\n")
     assert accepted.exit_code == 0, accepted.output
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         assert ids(store) == set()
 
 
 def test_dry_run_lists_every_match_and_deletes_nothing(host, home) -> None:
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         matched = [make(store, "cron", days_ago=d) for d in (3, 2, 1)]
     result = invoke(host, home, "sessions", "prune", "--source", "cron", "--dry-run")
     assert result.exit_code == 0, result.output
     for session_id in matched:
         assert session_id in result.output
     assert "Dry run: nothing was deleted." in result.output
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         assert ids(store) == set(matched)
 
 
@@ -203,7 +207,7 @@ def test_a_second_pruner_is_refused_while_a_live_process_holds_the_lock(host, ho
     import socket
     import time
 
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         session = make(store, "cron")
         holder = {
             "token": "other",
@@ -218,7 +222,7 @@ def test_a_second_pruner_is_refused_while_a_live_process_holds_the_lock(host, ho
     refused = invoke(host, home, "sessions", "prune", "--source", "cron", "--yes")
     assert refused.exit_code == 1
     assert "another Hermes process is cleaning up this store" in refused.output
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         assert ids(store) == {session}
         # A holder whose process is gone does not block anyone.
         holder["pid"] = 2**22 + 12345
@@ -226,18 +230,18 @@ def test_a_second_pruner_is_refused_while_a_live_process_holds_the_lock(host, ho
             state.write(db, {state.LOCK: json.dumps(holder)})
     taken_over = invoke(host, home, "sessions", "prune", "--source", "cron", "--yes")
     assert taken_over.exit_code == 0, taken_over.output
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         assert ids(store) == set()
         assert state.read(store.lifecycle, [state.LOCK]) == {}
 
 
 def test_include_archived_alone_keeps_the_implicit_90_days(host, home) -> None:
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         old_hidden = make(store, days_ago=100, archived=1)
         young_hidden = make(store, days_ago=10, archived=1)
     result = invoke(host, home, "sessions", "prune", "--include-archived", "--yes")
     assert result.exit_code == 0, result.output
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         assert ids(store) == {young_hidden}
         assert old_hidden not in ids(store)
 
@@ -247,7 +251,7 @@ def test_a_session_pinned_or_resumed_after_the_plan_is_kept(home) -> None:
     from hermes_core.lifecycle.prune import plan_prune, prune_selection, run_prune
     from hermes_core.selection.filters import SessionFilter
 
-    with SessionStore.open(home) as store:
+    with open_home_store(home) as store:
         pinned_later = make(store, "cron")
         resumed_later = make(store, "cron")
         doomed = make(store, "cron")

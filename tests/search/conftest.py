@@ -11,6 +11,7 @@ import pytest
 from hermes_hookspecs import Message, ToolCall
 
 from hermes_core.store import SessionStore
+from hermes_core.store.protocol import Store
 
 DAY = 86_400.0
 
@@ -20,6 +21,9 @@ class Corpus:
     """Ids of the sessions :func:`search_store` builds, by what they are for."""
 
     home: Path
+    url: str | None = None
+    """The store's ``store.url`` when it is not ``home/state.db`` (written to the home's
+    ``config.yaml``, so commands run on ``home`` use it too)."""
     ids: dict[str, str] = field(default_factory=dict)
     messages: dict[str, list[int]] = field(default_factory=dict)
 
@@ -51,9 +55,22 @@ def _add(
     return session.id
 
 
-def build_corpus(home: Path) -> Corpus:
-    corpus = Corpus(home)
-    with SessionStore.open(home) as store:
+def open_corpus_store(corpus: Corpus) -> Store:
+    """The corpus's store: ``home/state.db``, or the store at ``corpus.url``."""
+    if corpus.url is None:
+        return SessionStore.open(corpus.home)
+    from hermes_core.plugins import PluginHost
+    from hermes_core.store.backends import open_url
+
+    return open_url(corpus.url, host=PluginHost())
+
+
+def build_corpus(home: Path, url: str | None = None) -> Corpus:
+    corpus = Corpus(home, url)
+    if url is not None:
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "config.yaml").write_text(f"store:\n  url: '{url}'\n", encoding="utf-8")
+    with open_corpus_store(corpus) as store:
         auth_turns = [("user", "Let us refactor the authentication middleware today")]
         for step in range(1, 20):
             auth_turns.append(("assistant", f"Step {step}: moving session checks, part {step}"))

@@ -3,15 +3,38 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Corpus
+from conftest import Corpus, build_corpus, open_corpus_store
 from hermes_hookspecs import Message
+from hermes_store_postgres.testing import cluster_or_skip, fresh_database
+from postgres_cluster import BACKENDS
 
 from hermes_core.search import MATCH_END, MATCH_START, SESSION_SEARCH_TOOL, ranking, session_search
 from hermes_core.search.arguments import KNOWN, MAX_LIMIT, MAX_WINDOW
 from hermes_core.store import SessionStore
+from hermes_core.store.protocol import Store
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Corpus]:
+    """The search corpus once per backend: ``state.db`` in the home, then a PostgreSQL
+    database the home's ``config.yaml`` names."""
+    home = tmp_path_factory.mktemp("search") / "home"
+    if request.param == "sqlite":
+        yield build_corpus(home)
+        return
+    cluster = cluster_or_skip()
+    with fresh_database(cluster) as name:
+        yield build_corpus(home, cluster.url(name))
+
+
+@pytest.fixture
+def store(corpus: Corpus) -> Iterator[Store]:
+    with open_corpus_store(corpus) as opened:
+        yield opened
 
 RESULT_FIELDS = {
     "session_id",
@@ -395,6 +418,8 @@ def test_session_search_without_a_store_uses_hermes_home(
 
 
 def test_session_search_accepts_a_plain_connection(corpus: Corpus, tmp_path: Path) -> None:
+    if corpus.url is not None:
+        pytest.skip("a plain sqlite3 connection exists for SQLite stores only")
     with SessionStore.open(corpus.home) as store:
         payload = session_search(store.connection, query="JWT")
     assert ids(payload) == [corpus.ids["auth"]]

@@ -1,0 +1,104 @@
+"""Reaching the database: checking a ``postgresql://`` URL, the connection pool, and turning
+every way of failing to connect into one line (never showing the password).
+
+Connections run in autocommit mode; the store opens a transaction (``connection.transaction()``)
+around every write that takes more than one statement.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from hermes_hookspecs import UserFacingError
+
+from hermes_core.store.backends import redacted
+from hermes_core.store.errors import InvalidStoreUrl
+
+if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
+CONNECT_TIMEOUT_SECONDS = 10
+SCHEMES = ("postgresql", "postgres")
+
+
+def checked_url(url: str) -> str:
+    """``url`` as libpq takes it (``postgresql+psycopg://`` → ``postgresql://``); a URL with
+    a typo raises :class:`InvalidStoreUrl` naming what is wrong."""
+    shown = redacted(url)
+    scheme, separator, rest = url.partition("://")
+    base = scheme.split("+", 1)[0].lower()
+    if not separator or base not in SCHEMES:
+        raise InvalidStoreUrl(f"store.url {shown!r}: expected postgresql://user@host/database")
+    libpq = f"postgresql://{rest}"
+    try:
+        parts = urlsplit(libpq)
+        port = parts.port
+    except ValueError as error:
+        raise InvalidStoreUrl(f"store.url {shown!r}: {error}") from error
+    if parts.fragment:
+        raise InvalidStoreUrl(f"store.url {shown!r}: a PostgreSQL URL takes no #fragment")
+    if not parts.path.strip("/"):
+        raise InvalidStoreUrl(f"store.url {shown!r}: name the database, e.g. postgresql://host/hermes")
+    if "/" in parts.path.strip("/"):
+        raise InvalidStoreUrl(f"store.url {shown!r}: a database name has no '/'")
+    if port == 0:
+        raise InvalidStoreUrl(f"store.url {shown!r}: port 0 is not a port")
+    return libpq
+
+
+def describe_connect_error(url: str, error: Exception) -> str:
+    """One line for a failed connection: what went wrong, where, never the password."""
+    parts = urlsplit(url)
+    where = f"{parts.hostname or 'localhost'}:{parts.port or 5432}"
+    database = parts.path.strip("/")
+    text = " ".join(str(error).split())
+    password = parts.password
+    if password:
+        text = text.replace(password, "***")
+    lowered = text.lower()
+    if "password authentication failed" in lowered or "no password supplied" in lowered:
+        reason = f"the server at {where} refused the user name or password"
+    elif "does not exist" in lowered and "database" in lowered:
+        reason = f"there is no database {database!r} on {where} (create it first)"
+    elif "connection refused" in lowered or "could not connect" in lowered:
+        reason = f"cannot reach a PostgreSQL server at {where} (is it running?)"
+    elif "timeout" in lowered or "timed out" in lowered:
+        reason = f"no answer from {where} within {CONNECT_TIMEOUT_SECONDS}s"
+    elif "could not translate host name" in lowered or "name or service not known" in lowered:
+        reason = f"unknown host {parts.hostname!r}"
+    else:
+        reason = text or type(error).__name__
+    return f"store.url {redacted(url)!r}: {reason}"
+
+
+def open_pool(url: str, *, max_size: int = 4) -> ConnectionPool:
+    """A pool of autocommit connections to ``url`` whose first connection is made now, so a
+    bad server, user, password or database is reported at once, as one line (``UserFacingError``)."""
+    import psycopg
+    from psycopg_pool import ConnectionPool, PoolTimeout
+
+    def configure(connection: psycopg.Connection[tuple[object, ...]]) -> None:
+        connection.autocommit = True
+
+    # Connect once by hand first: the pool would hide the server's reason behind a timeout.
+    try:
+        probe = psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_SECONDS, autocommit=True)
+    except psycopg.Error as error:
+        raise UserFacingError(describe_connect_error(url, error)) from None
+    probe.close()
+    pool = ConnectionPool(
+        url,
+        min_size=1,
+        max_size=max_size,
+        kwargs={"connect_timeout": CONNECT_TIMEOUT_SECONDS},
+        configure=configure,
+        open=False,
+        name="hermes-store",
+    )
+    try:
+        pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS * 2)
+    except PoolTimeout as error:
+        pool.close()
+        raise UserFacingError(describe_connect_error(url, error)) from None
+    return pool

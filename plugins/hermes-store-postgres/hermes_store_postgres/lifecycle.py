@@ -1,0 +1,221 @@
+"""Prune, archive, the lifecycle lock and the store-wide services in PostgreSQL.
+
+:meth:`PostgresLifecycle.transaction` is one transaction that first takes a
+transaction-level advisory lock (:data:`LIFECYCLE_LOCK`): every lifecycle transaction of
+every process runs one at a time, so the lifecycle lock's check-and-take (the holder record
+in ``state_meta`` the core reads and writes) is atomic, as SQLite's ``BEGIN IMMEDIATE`` makes
+it there, while ordinary appends and reads go on beside it. The advisory lock goes with the
+transaction, so a killed process never leaves it behind.
+
+Maintenance: ``optimize`` is ``VACUUM ANALYZE`` of the store's tables; sizes come from
+``pg_total_relation_size`` / ``pg_database_size``; "free pages" are estimated from the dead
+tuples PostgreSQL counts (``pg_stat_user_tables``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from hermes_core.store.lifecycle_queries import PROTECTED_CTE
+from hermes_core.store.maintenance import SizeSplit, StoreStats
+
+from . import writes
+from .selection_sql import build_where
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from hermes_core.selection.filters import SessionFilter
+    from hermes_core.store.protocol import PlanRow
+
+    Db = psycopg.Connection[tuple[Any, ...]]
+
+LIFECYCLE_LOCK = 0x4865726D6C63
+"""The advisory lock key every lifecycle transaction holds."""
+TABLES = ("sessions", "messages", "system_prompts", "gateway_routing", "state_meta",
+          "import_files", "hermes_schema_version")  # fmt: skip
+_NOT_PINNED = "s.pinned = 0 AND s.id NOT IN (SELECT id FROM pinned_family)"
+
+
+class PostgresLifecycleTransaction:
+    """One open lifecycle transaction (see :class:`~hermes_core.store.protocol.
+    LifecycleTransaction`)."""
+
+    def __init__(self, db: Db) -> None:
+        self._db = db
+
+    def read_state(self, keys: Iterable[str]) -> dict[str, str]:
+        return writes.read_state(self._db, keys)
+
+    def write_state(self, values: Mapping[str, str]) -> None:
+        writes.write_state(self._db, values)
+
+    def delete_state(self, *keys: str) -> None:
+        writes.delete_state(self._db, keys)
+
+    def still_eligible(self, session_ids: Sequence[str]) -> list[str]:
+        """Those that may still be pruned now: existing, ended, unpinned, unprotected."""
+        rows = self._db.execute(
+            PROTECTED_CTE + "SELECT s.id FROM sessions s WHERE s.id = ANY(%s::text[]) "
+            "AND s.ended_at IS NOT NULL AND s.pinned = 0 "
+            "AND s.id NOT IN (SELECT id FROM protected)",
+            (list(session_ids),),
+        ).fetchall()
+        return [str(row[0]) for row in rows]
+
+    def with_delegates(self, session_ids: Sequence[str]) -> list[str]:
+        return writes.with_delegates(self._db, session_ids)
+
+    def delete_sessions(self, session_ids: Sequence[str]) -> int:
+        return writes.delete_sessions(self._db, session_ids)
+
+
+class PostgresLifecycle:
+    """Lifecycle reads and writes of one PostgreSQL store."""
+
+    def __init__(self, db: Db) -> None:
+        self._db = db
+
+    @contextmanager
+    def transaction(
+        self, *, retry_seconds: float | None = None
+    ) -> Iterator[PostgresLifecycleTransaction]:
+        """One transaction holding :data:`LIFECYCLE_LOCK`, committed when the block ends
+        (waiting for another process's lifecycle transaction at most ``retry_seconds``)."""
+        with self._db.transaction():
+            if retry_seconds is not None:
+                self._db.execute(f"SET LOCAL lock_timeout = '{int(retry_seconds * 1000)}ms'")
+            self._db.execute("SELECT pg_advisory_xact_lock(%s)", (LIFECYCLE_LOCK,))
+            yield PostgresLifecycleTransaction(self._db)
+
+    def read_state(self, keys: Iterable[str]) -> dict[str, str]:
+        return writes.read_state(self._db, keys)
+
+    def _plan_rows(self, selection: SessionFilter, flag: str) -> list[PlanRow]:
+        where, params = build_where(selection)
+        rows = self._db.execute(
+            PROTECTED_CTE + f"SELECT s.id, s.title, s.last_active_at, s.message_count, {flag} "
+            f'FROM sessions s WHERE {where} ORDER BY s.last_active_at, s.id COLLATE "C"',
+            params,
+        ).fetchall()
+        return [(str(r[0]), r[1], float(r[2]), int(r[3]), bool(r[4])) for r in rows]
+
+    def prune_rows(self, selection: SessionFilter) -> list[PlanRow]:
+        """(id, title, last active, messages, protected), oldest activity first."""
+        return self._plan_rows(selection, "s.pinned = 1 OR s.id IN (SELECT id FROM protected)")
+
+    def archive_rows(self, selection: SessionFilter) -> list[PlanRow]:
+        """(id, title, last active, messages, archivable), oldest activity first."""
+        return self._plan_rows(selection, _NOT_PINNED)
+
+    def count_active(self, selection: SessionFilter) -> int:
+        where, params = build_where(selection)
+        row = self._db.execute(
+            f"SELECT count(*) FROM sessions s WHERE {where} AND s.ended_at IS NULL", params
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def with_delegates(self, session_ids: Sequence[str]) -> list[str]:
+        return writes.with_delegates(self._db, session_ids)
+
+    def archive(self, session_ids: Sequence[str]) -> int:
+        """Archive these sessions, re-checking each (ended, not pinned, not archived yet)."""
+        changed: int = self._db.execute(
+            PROTECTED_CTE + "UPDATE sessions AS s SET archived = 1 "
+            "WHERE s.id = ANY(%s::text[]) AND s.archived = 0 "
+            f"AND s.ended_at IS NOT NULL AND {_NOT_PINNED}",
+            (list(session_ids),),
+        ).rowcount
+        return changed
+
+    def archived_ids(self, selection: SessionFilter) -> list[str]:
+        where, params = build_where(selection)
+        rows = self._db.execute(
+            f"SELECT s.id FROM sessions s WHERE {where} AND s.archived = 1 "
+            'ORDER BY s.last_active_at, s.id COLLATE "C"',
+            params,
+        ).fetchall()
+        return [str(row[0]) for row in rows]
+
+    def unarchive(self, session_ids: Sequence[str]) -> int:
+        changed: int = self._db.execute(
+            "UPDATE sessions SET archived = 0 WHERE id = ANY(%s::text[]) AND archived = 1",
+            (list(session_ids),),
+        ).rowcount
+        return changed
+
+    # ------------------------------------------------------------------ maintenance
+
+    def _block_size(self) -> int:
+        row = self._db.execute("SELECT current_setting('block_size')::int").fetchone()
+        return int(row[0]) if row else 8192
+
+    def free_space(self) -> tuple[int, int, int]:
+        """(reclaimable pages, pages, page size): the store's tables in pages, and the share
+        of their rows PostgreSQL counts as dead, in pages."""
+        block = self._block_size()
+        row = self._db.execute(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0), "
+            "coalesce(sum(pg_total_relation_size(c.oid) * CASE WHEN t.n_live_tup + t.n_dead_tup > 0 "
+            "  THEN t.n_dead_tup::float8 / (t.n_live_tup + t.n_dead_tup) ELSE 0 END), 0) "
+            "FROM pg_class c LEFT JOIN pg_stat_user_tables t ON t.relid = c.oid "
+            "WHERE c.oid = ANY(%s::regclass[])",
+            (list(TABLES),),
+        ).fetchone()
+        total, dead = (int(row[0]), float(row[1])) if row else (0, 0.0)
+        pages = max(1, total // block)
+        return min(pages, int(dead) // block), pages, block
+
+    def size_bytes(self) -> int:
+        """The store's size: every table with its indexes and TOAST (``pg_total_relation_size``)."""
+        row = self._db.execute(
+            "SELECT coalesce(sum(pg_total_relation_size(t::regclass)), 0) FROM unnest(%s::text[]) t",
+            (list(TABLES),),
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def spare_bytes(self) -> int | None:
+        """The server's free disk space cannot be read over a connection: None."""
+        return None
+
+    def optimize(self) -> tuple[int, int]:
+        """``VACUUM ANALYZE`` every table of the store; sizes before and after."""
+        before = self.size_bytes()
+        for table in TABLES:
+            self._db.execute(f"VACUUM (ANALYZE) {table}")
+        return before, self.size_bytes()
+
+    def size_split(self) -> SizeSplit:
+        """Messages (heap, TOAST, key indexes), the full-text indexes, everything else."""
+        row = self._db.execute(
+            "SELECT pg_total_relation_size('messages') - pg_relation_size('idx_messages_words') "
+            "- pg_relation_size('idx_messages_cjk'), "
+            "pg_relation_size('idx_messages_words') + pg_relation_size('idx_messages_cjk')"
+        ).fetchone()
+        messages, fulltext = (int(row[0]), int(row[1])) if row else (0, 0)
+        total = self.size_bytes()
+        return SizeSplit(messages, fulltext, max(0, total - messages - fulltext), True)
+
+    def stats(self) -> StoreStats:
+        """Counts and size for ``hermes sessions stats``."""
+        totals = self._db.execute(
+            "SELECT count(*), coalesce(sum(message_count), 0), count(*) FILTER "
+            "(WHERE ended_at IS NULL), coalesce(sum(pinned), 0), coalesce(sum(archived), 0) "
+            "FROM sessions"
+        ).fetchone()
+        by_source = self._db.execute(
+            "SELECT source, count(*) FROM sessions GROUP BY source "
+            'ORDER BY count(*) DESC, source COLLATE "C"'
+        ).fetchall()
+        assert totals is not None
+        return StoreStats(
+            total_sessions=int(totals[0]),
+            total_messages=int(totals[1]),
+            sessions_by_source=[(str(r[0]), int(r[1])) for r in by_source],
+            database_bytes=self.size_bytes(),
+            active_sessions=int(totals[2]),
+            pinned_sessions=int(totals[3]),
+            archived_sessions=int(totals[4]),
+        )

@@ -1,0 +1,411 @@
+"""Every statement of ``session_search`` and the browse picker in PostgreSQL
+(:class:`~hermes_core.store.protocol.SearchIndex`; the SQLite one is
+``hermes_core/store/search_queries.py``).
+
+Full text: the engine's FTS5 query is translated by :mod:`.fulltext` and matched against the
+GIN-indexed ``messages.search_words``. Ranking is ``ts_rank_cd`` (cover density: how many
+query terms occur and how close together) with normalisation 1 (divided by 1 + log of the
+message's length), the stand-in for bm25's length normalisation; it is returned negated,
+so lower is better, as the protocol's bm25 scores. The bounded road's inputs are given in
+FTS5's own encodings (a varint token count per row and the averages record: rows, tokens),
+computed from ``length(search_words)`` — the number of distinct words — over the newest
+:data:`AVERAGE_SAMPLE` messages. Snippets are cut and marked in Python with the same word
+rule as the index (:func:`.fulltext.snippet`). CJK substrings go through the ``pg_trgm``
+index on ``messages.cjk_text``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from hermes_core.store.protocol import (
+    BrowseSessionRow,
+    HitRow,
+    ListedSessionRow,
+    MessageRow,
+    RecentSessionRow,
+    SearchSessionRow,
+    SessionSummaryRow,
+)
+
+from .fulltext import highlight, snippet, to_tsquery_text
+from .lookup import resolve_reference
+from .selection_sql import build_where
+
+if TYPE_CHECKING:
+    import psycopg
+
+    from hermes_core.selection.filters import SessionFilter
+
+    Db = psycopg.Connection[tuple[Any, ...]]
+
+AVERAGE_SAMPLE = 5000
+_MESSAGE_COLUMNS = "id, role, content, timestamp, tool_name, tool_calls"
+_LISTED = "s.archived = 0 AND (s.parent_kind IS NULL OR s.parent_kind != 'delegate')"
+_PREVIEW = (
+    "(SELECT left(content, %s) FROM messages WHERE session_id = s.id AND role = 'user' "
+    "ORDER BY id LIMIT 1)"
+)
+_QUERY = "to_tsquery('simple', %s)"
+_MARK_CLOSE = "\x02"
+
+
+def _role_source_filter(roles: Sequence[str], source: str | None) -> tuple[str, list[object]]:
+    sql = " AND m.role = ANY(%s::text[])"
+    params: list[object] = [list(roles)]
+    if source is not None:
+        sql += " AND m.session_id IN (SELECT id FROM sessions WHERE source = %s)"
+        params.append(source)
+    return sql, params
+
+
+def _varint(value: int) -> bytes:
+    """SQLite's big-endian varint (values below 2**56, as token counts are)."""
+    groups = [value & 0x7F]
+    value >>= 7
+    while value:
+        groups.append((value & 0x7F) | 0x80)
+        value >>= 7
+    return bytes(reversed(groups))
+
+
+def _escape_like(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _database_errors() -> tuple[type[Exception], ...]:
+    import psycopg
+
+    return (psycopg.Error,)
+
+
+class PostgresSearchIndex:
+    """The search reads of one PostgreSQL store."""
+
+    def __init__(self, db: Db) -> None:
+        self._db = db
+        self.database_errors = _database_errors()
+
+    def _rows(self, sql: str, params: Sequence[object] | dict[str, object]) -> list[Any]:
+        return self._db.execute(sql, params).fetchall()
+
+    # ------------------------------------------------------------------ sessions
+
+    def resolve(self, reference: str) -> str:
+        return resolve_reference(self._db, reference)
+
+    def session_rows(self, session_ids: Sequence[str]) -> dict[str, SearchSessionRow]:
+        """id → (id, title, started_at, last_active_at, source, archived)."""
+        if not session_ids:
+            return {}
+        rows = self._rows(
+            "SELECT id, title, started_at, last_active_at, source, archived FROM sessions "
+            "WHERE id = ANY(%s::text[])",
+            [list(session_ids)],
+        )
+        return {row[0]: (row[0], row[1], row[2], row[3], row[4], int(row[5])) for row in rows}
+
+    def session_summary(self, session_id: str) -> SessionSummaryRow:
+        row = self._rows(
+            "SELECT title, started_at, last_active_at, source, "
+            "(SELECT count(*) FROM messages WHERE session_id = %(id)s), "
+            "(SELECT coalesce(sum(length(content)), 0) FROM messages WHERE session_id = %(id)s) "
+            "FROM sessions WHERE id = %(id)s",
+            {"id": session_id},
+        )[0]
+        return (row[0], row[1], row[2], row[3], int(row[4]), int(row[5]))
+
+    def message_session(self, message_id: int) -> tuple[str, str | None] | None:
+        rows = self._rows(
+            "SELECT m.session_id, s.title FROM messages m JOIN sessions s ON s.id = m.session_id "
+            "WHERE m.id = %s",
+            [message_id],
+        )
+        return None if not rows else (rows[0][0], rows[0][1])
+
+    def lineage_roots(self, session_ids: Sequence[str], max_depth: int) -> dict[str, str]:
+        """Each id → the root of its compression/branch lineage, for the ids that exist."""
+        rows = self._rows(
+            "WITH RECURSIVE up(start, id, parent, kind, depth) AS ("
+            "  SELECT id, id, parent_session_id, parent_kind, 0 FROM sessions "
+            "  WHERE id = ANY(%s::text[])"
+            "  UNION ALL"
+            "  SELECT up.start, s.id, s.parent_session_id, s.parent_kind, up.depth + 1 "
+            "  FROM up JOIN sessions s ON s.id = up.parent "
+            "  WHERE up.kind IN ('compression', 'branch') AND up.depth < %s"
+            ") SELECT start, id FROM up ORDER BY start, depth",
+            [list(dict.fromkeys(session_ids)), max_depth],
+        )
+        roots: dict[str, str] = {}
+        for session_id, ancestor in rows:
+            roots[session_id] = ancestor  # the deepest ancestor comes last
+        return roots
+
+    def title_candidates(
+        self, ascii_words: Sequence[str], cjk_runs: Sequence[str], max_length: int, limit: int
+    ) -> list[tuple[int, str]]:
+        """(row key, title) of titles holding every ASCII word (case folded) and CJK run."""
+        conditions = ["title IS NOT NULL", "length(title) <= %s"]
+        params: list[object] = [max_length]
+        for word in ascii_words:
+            conditions.append("lower(title) LIKE %s")
+            params.append("%" + _escape_like(word.lower()) + "%")
+        for run in cjk_runs:
+            conditions.append("strpos(title, %s) > 0")
+            params.append(run)
+        rows = self._rows(
+            f"SELECT row_key, title FROM sessions WHERE {' AND '.join(conditions)} LIMIT %s",
+            [*params, limit],
+        )
+        return [(int(key), str(title)) for key, title in rows]
+
+    def titled_sessions(
+        self, keys: Sequence[int], source: str | None
+    ) -> list[tuple[int, str, float]]:
+        source_sql = " AND source = %s" if source is not None else ""
+        rows = self._rows(
+            f"SELECT row_key, id, last_active_at FROM sessions WHERE row_key = ANY(%s){source_sql}",
+            [list(keys), *([source] if source is not None else [])],
+        )
+        return [(int(r[0]), str(r[1]), float(r[2])) for r in rows]
+
+    def recent_sessions(
+        self, selection: SessionFilter, limit: int, preview_chars: int
+    ) -> list[RecentSessionRow]:
+        where, params = build_where(selection)
+        rows = self._rows(
+            "SELECT s.id, s.title, s.started_at, s.last_active_at, s.source, s.message_count, "
+            f"s.pinned, {_PREVIEW} FROM sessions s WHERE {where} "
+            "ORDER BY s.last_active_at DESC LIMIT %s",
+            [preview_chars, *params, limit],
+        )
+        return [(r[0], r[1], r[2], r[3], r[4], int(r[5]), int(r[6]), r[7]) for r in rows]
+
+    # ------------------------------------------------------------------ the picker
+
+    def listed_recent(self, limit: int, preview_chars: int) -> list[BrowseSessionRow]:
+        rows = self._rows(
+            f"SELECT s.id, s.title, s.last_active_at, s.source, {_PREVIEW} FROM sessions s "
+            f"WHERE {_LISTED} ORDER BY s.last_active_at DESC LIMIT %s",
+            [preview_chars, limit],
+        )
+        return [tuple(row) for row in rows]
+
+    def listed_title_matches(
+        self, words: Sequence[str], limit: int, preview_chars: int
+    ) -> list[BrowseSessionRow]:
+        conditions = ["s.title IS NOT NULL", _LISTED]
+        params: list[object] = [preview_chars]
+        for word in words:
+            conditions.append("strpos(lower(s.title), lower(%s)) > 0")
+            params.append(word)
+        rows = self._rows(
+            f"SELECT s.id, s.title, s.last_active_at, s.source, {_PREVIEW} FROM sessions s "
+            f"WHERE {' AND '.join(conditions)} ORDER BY s.last_active_at DESC LIMIT %s",
+            [*params, limit],
+        )
+        return [tuple(row) for row in rows]
+
+    def listed_sessions(self, session_ids: Sequence[str]) -> dict[str, ListedSessionRow]:
+        if not session_ids:
+            return {}
+        rows = self._rows(
+            "SELECT s.id, s.title, s.last_active_at, s.source FROM sessions s "
+            f"WHERE s.id = ANY(%s::text[]) AND {_LISTED}",
+            [list(session_ids)],
+        )
+        return {row[0]: tuple(row) for row in rows}
+
+    # ------------------------------------------------------------------ messages
+
+    def message_content(self, message_id: int) -> str | None:
+        rows = self._rows("SELECT content FROM messages WHERE id = %s", [message_id])
+        return None if not rows else str(rows[0][0])
+
+    def message_rows_around(
+        self, session_id: str, anchor_id: int, size: int
+    ) -> tuple[list[MessageRow], list[MessageRow]]:
+        before = self._rows(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = %s AND id < %s "
+            "ORDER BY id DESC LIMIT %s",
+            [session_id, anchor_id, size],
+        )
+        rest = self._rows(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = %s AND id >= %s "
+            "ORDER BY id LIMIT %s",
+            [session_id, anchor_id, size + 1],
+        )
+        return before, rest
+
+    def message_row(self, message_id: int) -> list[MessageRow]:
+        return self._rows(f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE id = %s", [message_id])
+
+    def message_rows_ends(
+        self, session_id: str, head: int, tail: int, *, conversation_only: bool
+    ) -> tuple[list[MessageRow], list[MessageRow]]:
+        roles = "AND role IN ('user', 'assistant') " if conversation_only else ""
+        first = self._rows(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = %s "
+            f"{roles}ORDER BY id LIMIT %s",
+            [session_id, head],
+        )
+        last = self._rows(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = %s "
+            f"{roles}ORDER BY id DESC LIMIT %s",
+            [session_id, tail],
+        )
+        return first, last
+
+    def message_rows(self, session_id: str) -> list[MessageRow]:
+        return self._rows(
+            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = %s ORDER BY id",
+            [session_id],
+        )
+
+    def message_position(self, session_id: str, message_id: int) -> tuple[int, int]:
+        row = self._rows(
+            "SELECT (SELECT count(*) FROM messages WHERE session_id = %(s)s AND id < %(m)s), "
+            "(SELECT count(*) FROM messages WHERE session_id = %(s)s AND id > %(m)s)",
+            {"s": session_id, "m": message_id},
+        )[0]
+        return int(row[0]), int(row[1])
+
+    def first_conversation_message(self, session_id: str) -> int | None:
+        rows = self._rows(
+            "SELECT id FROM messages WHERE session_id = %s ORDER BY role != 'user', id LIMIT 1",
+            [session_id],
+        )
+        return None if not rows else int(rows[0][0])
+
+    # ------------------------------------------------------------------ full text
+
+    def fts_snippet(
+        self, fts_query: str, message_id: int, start: str, end: str, ellipsis: str, tokens: int
+    ) -> str | None:
+        """A snippet of the message's indexed text, matched words marked (None: no match)."""
+        from hermes_core.store.errors import QueryRejected
+
+        try:
+            terms = to_tsquery_text(fts_query)
+        except QueryRejected:
+            return None
+        rows = self._rows(
+            "SELECT CASE WHEN role = 'tool' THEN left(content, %s) ELSE content END "
+            "FROM messages WHERE id = %s",
+            [_indexed_chars(), message_id],
+        )
+        if not rows:
+            return None
+        return snippet(str(rows[0][0]), terms.positive, start, end, ellipsis, tokens)
+
+    def more_matches_than(self, fts: str, count: int) -> bool:
+        query = to_tsquery_text(fts).tsquery
+        rows = self._rows(
+            f"SELECT 1 FROM messages WHERE search_words @@ {_QUERY} OFFSET %s LIMIT 1",
+            [query, count],
+        )
+        return bool(rows)
+
+    def ranked_matches(self, fts: str, limit: int) -> list[tuple[int, float]]:
+        """(message id, -ts_rank_cd) of the best ``limit`` matches (lower is better)."""
+        query = to_tsquery_text(fts).tsquery
+        rows = self._rows(
+            "SELECT id, -ts_rank_cd(search_words, q, 1) AS score "
+            f"FROM messages, {_QUERY} q WHERE search_words @@ q ORDER BY score, id DESC LIMIT %s",
+            [query, limit],
+        )
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def hit_details(
+        self, message_ids: Sequence[int], roles: Sequence[str], source: str | None
+    ) -> dict[int, tuple[str, float]]:
+        where, params = _role_source_filter(roles, source)
+        rows = self._rows(
+            f"SELECT m.id, m.session_id, m.timestamp FROM messages m WHERE m.id = ANY(%s){where}",
+            [list(message_ids), *params],
+        )
+        return {int(r[0]): (str(r[1]), float(r[2])) for r in rows}
+
+    def ranked_filtered_matches(
+        self, fts: str, roles: Sequence[str], source: str | None, limit: int
+    ) -> list[HitRow]:
+        query = to_tsquery_text(fts).tsquery
+        where, params = _role_source_filter(roles, source)
+        rows = self._rows(
+            "SELECT m.id, m.session_id, m.timestamp, -ts_rank_cd(m.search_words, q, 1) AS score "
+            f"FROM messages m, {_QUERY} q WHERE m.search_words @@ q{where} "
+            "ORDER BY score, m.id DESC LIMIT %s",
+            [query, *params, limit],
+        )
+        return [(int(r[0]), str(r[1]), float(r[2]), float(r[3])) for r in rows]
+
+    def newest_matches(
+        self,
+        fts: str,
+        roles: Sequence[str],
+        source: str | None,
+        *,
+        oldest_first: bool,
+        limit: int,
+        mark: str,
+    ) -> list[tuple[int, str, float, str, bytes | None]]:
+        """(id, session id, timestamp, indexed text with each match opened by ``mark``, its
+        word count as a varint) of the ``limit`` newest (oldest) matches in ``roles``."""
+        terms = to_tsquery_text(fts)
+        where, params = _role_source_filter(roles, source)
+        direction = "ASC" if oldest_first else "DESC"
+        rows = self._rows(
+            "SELECT m.id, m.session_id, m.timestamp, "
+            "CASE WHEN m.role = 'tool' THEN left(m.content, %s) ELSE m.content END, "
+            f"length(m.search_words) FROM messages m WHERE m.search_words @@ {_QUERY}{where} "
+            f"ORDER BY m.id {direction} LIMIT %s",
+            [_indexed_chars(), terms.tsquery, *params, limit],
+        )
+        return [
+            (
+                int(r[0]),
+                str(r[1]),
+                float(r[2]),
+                highlight(str(r[3]), terms.positive, mark, _MARK_CLOSE),
+                _varint(int(r[4])),
+            )
+            for r in rows
+        ]
+
+    def index_averages(self) -> bytes | None:
+        """FTS5's averages record (rows, then words) over the newest messages."""
+        row = self._rows(
+            "SELECT count(*), coalesce(sum(length(search_words)), 0) FROM "
+            "(SELECT search_words FROM messages ORDER BY id DESC LIMIT %s) recent",
+            [AVERAGE_SAMPLE],
+        )[0]
+        if not row[0]:
+            return None
+        return _varint(int(row[0])) + _varint(int(row[1]))
+
+    def cjk_matches(self, text: str, limit: int) -> list[int]:
+        """Ids of the newest messages holding the CJK substring ``text`` (trigram index)."""
+        rows = self._rows(
+            "SELECT id FROM messages WHERE cjk_text IS NOT NULL AND cjk_text LIKE %s "
+            "ORDER BY id DESC LIMIT %s",
+            ["%" + _escape_like(text) + "%", limit],
+        )
+        return [int(r[0]) for r in rows]
+
+    def message_contents(
+        self, message_ids: Sequence[int], roles: Sequence[str], source: str | None
+    ) -> list[tuple[int, str, float, str]]:
+        where, params = _role_source_filter(roles, source)
+        rows = self._rows(
+            "SELECT m.id, m.session_id, m.timestamp, m.content FROM messages m "
+            f"WHERE m.id = ANY(%s){where}",
+            [list(message_ids), *params],
+        )
+        return [(int(r[0]), str(r[1]), float(r[2]), str(r[3])) for r in rows]
+
+
+def _indexed_chars() -> int:
+    from .fulltext import TOOL_OUTPUT_INDEXED_CHARS
+
+    return TOOL_OUTPUT_INDEXED_CHARS
