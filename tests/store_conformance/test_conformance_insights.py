@@ -113,3 +113,40 @@ def test_every_row_follows_the_selection(store: Store) -> None:
     assert [r.sessions for r in rows.activity] == [1]
     nothing = store.insight_rows(SessionFilter(source="matrix"))
     assert (nothing.usage, nothing.activity, nothing.tools, nothing.largest) == ([], [], [], [])
+
+
+FAILURE_SAMPLES = [
+    ("a.py\nb.py", False),
+    ("Error: gone", True),
+    ("  error", True),
+    ("errors found: none", False),
+    ("Traceback (most recent call last):\n  File …", True),
+    ('{"error": "no network"}', True),
+    ('{"error": null}', False),
+    ('{"error": false}', False),
+    ('{"error": ""}', False),
+    ('{"error": 0}', False),
+    ('{"error": {"code": 1}}', True),
+    ('{"isError": true}', True),
+    ('{"is_error": true}', True),
+    ('{"is_error": false, "result": 1}', False),
+    ("{not json", False),
+    ("[1, 2]", False),
+]
+
+
+def test_every_backend_applies_the_same_tool_failure_rule(store: Store) -> None:
+    session = store.create_session("cli", started_at=T0)
+    calls = tuple(
+        ToolCall(name=f"t{n}", arguments="{}", id=f"c{n}") for n in range(len(FAILURE_SAMPLES))
+    )
+    results = [
+        Message("tool", text, timestamp=T0 + n, tool_name=f"t{n}", tool_call_id=f"c{n}")
+        for n, (text, _) in enumerate(FAILURE_SAMPLES)
+    ]
+    store.append_messages(
+        session.id, [Message("assistant", "", timestamp=T0, tool_calls=calls), *results]
+    )
+    tools = {row.name: row for row in store.insight_rows(SessionFilter()).tools}
+    for n, (text, failed) in enumerate(FAILURE_SAMPLES):
+        assert (tools[f"t{n}"].results, tools[f"t{n}"].failed) == (1, int(failed)), text

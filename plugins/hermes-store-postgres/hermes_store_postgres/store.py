@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
 
     from hermes_core.selection.filters import SessionFilter
+    from hermes_core.store.insight_rows import InsightRows
     from hermes_core.store.maintenance import RepairReport, StoreStats
 
 log = logging.getLogger(__name__)
@@ -377,6 +378,16 @@ class PostgresStore:
         where, params = build_where(selection or SessionFilter())
         row = self._db.execute(f"SELECT count(*) FROM sessions s WHERE {where}", params).fetchone()
         return int(row[0]) if row else 0
+
+    def insight_rows(self, selection: SessionFilter | None = None) -> InsightRows:
+        """The aggregates ``hermes insights`` reports over the sessions matching ``selection``
+        (see ``hermes_core/store/insight_rows.py``)."""
+        from hermes_core.selection.filters import SessionFilter
+
+        from .insights import insight_rows
+
+        where, params = build_where(selection or SessionFilter())
+        return insight_rows(self._db, where, params)
 
     def _query_sessions(
         self,
