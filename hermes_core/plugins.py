@@ -55,6 +55,9 @@ COMPONENT_DISTRIBUTIONS = {
     ("importer", "claude"): "hermes-import-claude",
     ("importer", "codex"): "hermes-import-codex",
     ("model provider", "openai"): "hermes-model-openai",
+    ("platform", "webhook"): "hermes-gateway-webhook",
+    ("platform", "api-server"): "hermes-gateway-api-server",
+    ("platform", "telegram"): "hermes-platform-telegram",
 }
 
 T = TypeVar("T")
