@@ -58,6 +58,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "webhook"): "hermes-gateway-webhook",
     ("platform", "api-server"): "hermes-gateway-api-server",
     ("platform", "telegram"): "hermes-platform-telegram",
+    ("platform", "slack"): "hermes-platform-slack",
 }
 
 T = TypeVar("T")
