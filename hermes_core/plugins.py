@@ -59,6 +59,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "api-server"): "hermes-gateway-api-server",
     ("platform", "telegram"): "hermes-platform-telegram",
     ("platform", "slack"): "hermes-platform-slack",
+    ("platform", "discord"): "hermes-platform-discord",
 }
 
 T = TypeVar("T")
