@@ -60,6 +60,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "telegram"): "hermes-platform-telegram",
     ("platform", "slack"): "hermes-platform-slack",
     ("platform", "discord"): "hermes-platform-discord",
+    ("platform", "email"): "hermes-platform-email",
 }
 
 T = TypeVar("T")
