@@ -42,7 +42,7 @@ def register(app: typer.Typer) -> None:
         Exits 1 when it is not running."""
         from hermes_core.gateway.mirror import mirror_path
         from hermes_core.gateway.service import read_status
-        from hermes_core.store.routing import RoutingStore
+        from hermes_core.store.routed_sessions import RoutingStore
 
         context = cli_context(ctx)
         found = read_status(context.home)
@@ -105,7 +105,7 @@ def register_repair(sessions: typer.Typer) -> None:
         from hermes_core.gateway.repair import apply_repairs, plan_repairs
         from hermes_core.gateway.service import read_status
         from hermes_core.store.maintenance import backup_files
-        from hermes_core.store.routing import RoutingStore
+        from hermes_core.store.routed_sessions import RoutingStore
 
         context = cli_context(ctx)
         store = context.store

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from hermes_core.store.routing import Route
+from hermes_core.store.routed_sessions import Route
 
 MIRROR_README = (
     "Legacy mirror of the gateway routing index (the gateway_routing table of state.db). "

@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
-from hermes_core.store.routing import RepairRow, RoutingStore
+from hermes_core.store.routed_sessions import RepairRow, RoutingStore
 
 DEFAULT_MAX_GAP_SECONDS = 900.0
 

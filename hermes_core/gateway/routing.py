@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from hermes_hookspecs import PlatformEvent, Session, build_session_key
 
-from hermes_core.store.routing import KeyedSession, RouteOrigin, RoutingStore
+from hermes_core.store.routed_sessions import KeyedSession, RouteOrigin, RoutingStore
 
 if TYPE_CHECKING:
     from hermes_core.config import Config

@@ -21,7 +21,7 @@ from hermes_hookspecs import GatewayReply, Message, PlatformEvent, Session
 
 from hermes_core.agent import TurnEngine, TurnListener
 from hermes_core.store import SessionEvents, SessionStore, StoreError
-from hermes_core.store.routing import RouteOrigin
+from hermes_core.store.routed_sessions import RouteOrigin
 
 from .commands import ChatCommand, parse_command
 from .policy import ResetPolicy, TurnsInFlight

@@ -152,7 +152,7 @@ def test_new_reset_title_sethome_and_branch_are_answered_by_the_gateway(
         assert user_texts(store.messages(branch.id)) == ["in the new one", "in the branch"]
         assert user_texts(store.messages(sprint.id)) == ["in the new one"]
         assert store.get_session(branch.id).end_reason == "reset"
-        from hermes_core.store.routing import RoutingStore
+        from hermes_core.store.routed_sessions import RoutingStore
 
         assert RoutingStore(store).home("webhook") == ("chat-1", None)
 

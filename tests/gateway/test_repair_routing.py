@@ -12,7 +12,7 @@ from hermes_core.cli.app import build_app
 from hermes_core.gateway.routing import Router
 from hermes_core.plugins import PluginHost
 from hermes_core.store import SessionStore
-from hermes_core.store.routing import RouteOrigin, RoutingStore
+from hermes_core.store.routed_sessions import RouteOrigin, RoutingStore
 
 runner = CliRunner()
 

@@ -15,7 +15,7 @@ from hermes_core.gateway.mirror import SessionsMirror, mirror_path
 from hermes_core.gateway.routing import Router
 from hermes_core.store import SessionStore
 from hermes_core.store.ids import looks_like_session_id
-from hermes_core.store.routing import RouteOrigin
+from hermes_core.store.routed_sessions import RouteOrigin
 
 KEY = "agent:main:webhook:dm:chat-1"
 ORIGIN = RouteOrigin(platform="webhook", chat_id="chat-1", chat_type="dm", user_id="u1")

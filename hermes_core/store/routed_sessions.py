@@ -1,4 +1,5 @@
-"""The gateway's routing identity in ``gateway_routing`` (SPEC G4, G5): typed reads and writes.
+"""Routed sessions: the gateway's routing identity in ``gateway_routing`` (SPEC G4, G5) together
+with the session rows it points at, as typed reads and writes.
 
 A routed session is created together with its routing row in ONE transaction, so a crash can
 never leave a gateway session without its identity. Reads give the recovery logic
