@@ -17,7 +17,7 @@ from standins.discord_api import BOT_ID, DiscordStandIn
 from standins.openai_server import OpenAIStandIn, Reply
 
 from hermes_core.store import SessionStore
-from hermes_core.store.routing import RoutingStore
+from hermes_core.store.routed_sessions import RoutingStore
 
 pytestmark = pytest.mark.slow
 

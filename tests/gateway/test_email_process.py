@@ -20,7 +20,7 @@ from standins.openai_server import OpenAIStandIn, Reply
 from standins.smtp_sink import SMTPSink
 
 from hermes_core.store import SessionStore
-from hermes_core.store.routing import RoutingStore
+from hermes_core.store.routed_sessions import RoutingStore
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,7 @@ from standins.openai_server import OpenAIStandIn, Reply
 from standins.slack_api import BOT_USER, SlackStandIn
 
 from hermes_core.store import SessionStore
-from hermes_core.store.routing import RoutingStore
+from hermes_core.store.routed_sessions import RoutingStore
 
 pytestmark = pytest.mark.slow
 
