@@ -61,6 +61,12 @@ COMPONENT_DISTRIBUTIONS = {
     ("store backend", "postgresql"): "hermes-store-postgres",
     ("platform", "matrix"): "hermes-platform-matrix",
     ("store backend", "postgres"): "hermes-store-postgres",
+    ("platform", "webhook"): "hermes-gateway-webhook",
+    ("platform", "api-server"): "hermes-gateway-api-server",
+    ("platform", "telegram"): "hermes-platform-telegram",
+    ("platform", "slack"): "hermes-platform-slack",
+    ("platform", "discord"): "hermes-platform-discord",
+    ("platform", "email"): "hermes-platform-email",
 }
 
 T = TypeVar("T")

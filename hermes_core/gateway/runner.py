@@ -23,7 +23,6 @@ from typing import Any
 from hermes_hookspecs import GatewayReply, PlatformEvent, ReceivingAdapter
 
 from hermes_core.plugins import COMPONENT_DISTRIBUTIONS
-
 from .commands import parse_command
 from .delivery import DeliveryBridge, EventDelivery
 from .worker import EventWorker
@@ -47,6 +46,16 @@ class PlatformState:
     name: str
     running: bool
     problem: str | None = None
+
+
+def unknown_platform(name: str, adapters: Mapping[str, object]) -> str:
+    """Why ``name`` cannot run when no installed plugin provides it: the distribution to
+    install when it is one of ours, else the adapters that are installed."""
+    hint = COMPONENT_DISTRIBUTIONS.get(("platform", name))
+    if hint:
+        return f"unknown platform (pip install {hint})"
+    known = ", ".join(sorted(adapters)) or "none installed"
+    return f"unknown platform (installed adapters: {known})"
 
 
 class Gateway:
@@ -127,10 +136,7 @@ class Gateway:
         for name, options in settings.items():
             adapter = adapters.get(name)
             if adapter is None:
-                known = ", ".join(sorted(adapters)) or "none installed"
-                hint = COMPONENT_DISTRIBUTIONS.get(("platform", name))
-                where = f"pip install {hint}; " if hint else ""
-                self._problem(name, f"unknown platform ({where}installed adapters: {known})")
+                self._problem(name, unknown_platform(name, adapters))
                 continue
             if not isinstance(adapter, ReceivingAdapter):
                 self._problem(name, "its adapter cannot receive (no start/stop)")

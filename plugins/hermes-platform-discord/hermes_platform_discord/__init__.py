@@ -1,0 +1,1 @@
+"""The ``discord`` platform of the Hermes sessions gateway (discord.py)."""

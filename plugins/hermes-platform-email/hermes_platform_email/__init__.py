@@ -1,0 +1,1 @@
+"""The ``email`` platform of the Hermes sessions gateway (IMAP in, SMTP out)."""

@@ -1,0 +1,364 @@
+"""The ``slack`` adapter: a Slack app receiving through the Events API (signed HTTP requests)
+and answering with ``chat.postMessage`` (slack_sdk).
+
+Settings (``gateway.platforms.slack`` in config.yaml):
+
+- ``bot_token`` (or ``bot_token_env``) — the app's ``xoxb-`` token; required.
+- ``signing_secret`` (or ``signing_secret_env``) — the app's signing secret; required: every
+  request is checked against it (``X-Slack-Signature``, five-minute window).
+- ``host`` (``127.0.0.1``), ``port`` (``8646``; ``0`` picks a free one), ``path``
+  (``/slack/events``) — where the Request URL (events and slash commands) is served; put it
+  behind your HTTPS reverse proxy.
+- ``base_url`` — the Web API root (slack_sdk's option; default Slack's).
+
+Conversations map to the SPEC G1 keys: a DM (``im``) is a DM; in a channel, private channel or
+group DM each user has their own session; a message inside a thread (its ``thread_ts`` differs
+from its ``ts``) belongs to the thread's shared session. An event is answered 2xx only once it
+is stored; Slack's retries of an event already stored are acknowledged and not stored twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import re
+import urllib.parse
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from hermes_hookspecs import (
+    Attachment,
+    ChatType,
+    Deliver,
+    Delivery,
+    DeliveryRefused,
+    PlatformEvent,
+    UserFacingError,
+    build_session_key,
+)
+
+if TYPE_CHECKING:
+    from aiohttp import web
+    from slack_sdk.signature import SignatureVerifier
+    from slack_sdk.web.async_client import AsyncWebClient
+
+log = logging.getLogger("hermes.gateway.slack")
+
+MESSAGE_CHARS = 4000
+"""Slack truncates past 40,000 characters and advises 4,000; longer answers are split."""
+MAX_BODY_BYTES = 1 << 20
+REMEMBERED_EVENTS = 2048
+DEFAULTS: Mapping[str, Any] = {
+    "host": "127.0.0.1",
+    "port": 8646,
+    "path": "/slack/events",
+    "base_url": "https://slack.com/api/",
+}
+CHAT_TYPES: Mapping[str, ChatType] = {
+    "im": "dm",
+    "mpim": "group",
+    "channel": "group",
+    "group": "group",
+}
+TAKEN_SUBTYPES = frozenset({"file_share", "thread_broadcast"})
+MENTION = re.compile(r"^\s*<@(?P<user>[A-Z0-9]+)(?:\|[^>]*)?>[\s:,]*")
+
+
+def split_text(text: str, limit: int = MESSAGE_CHARS) -> list[str]:
+    """``text`` in pieces of at most ``limit`` characters, cut at a line break when near."""
+    pieces: list[str] = []
+    rest = text
+    while len(rest) > limit:
+        cut = rest.rfind("\n", limit // 2, limit)
+        cut = limit if cut <= 0 else cut + 1
+        pieces.append(rest[:cut])
+        rest = rest[cut:]
+    if rest.strip():
+        pieces.append(rest)
+    return pieces
+
+
+def event_from_message(event: Mapping[str, Any], bot_user: str | None) -> PlatformEvent | None:
+    """The gateway event of a ``message`` or ``app_mention`` event; None for what is not for
+    the agent (the bot's own messages, edits, deletions, joins…)."""
+    if event.get("type") not in {"message", "app_mention"}:
+        return None
+    subtype = event.get("subtype")
+    if subtype is not None and subtype not in TAKEN_SUBTYPES:
+        return None
+    user = event.get("user")
+    if event.get("bot_id") or not isinstance(user, str) or user == bot_user:
+        return None
+    text = str(event.get("text") or "")
+    mention = MENTION.match(text)
+    if mention is not None and mention["user"] == bot_user:
+        text = text[mention.end() :]
+    attachments = tuple(
+        Attachment(f"file {item.get('name') or 'unnamed'}", None, item.get("mimetype"))
+        for item in event.get("files") or []
+        if isinstance(item, dict)
+    )
+    if not text.strip() and not attachments:
+        return None
+    channel = str(event.get("channel", ""))
+    kind = event.get("channel_type") or ("im" if channel.startswith("D") else "channel")
+    chat_type: ChatType = CHAT_TYPES.get(str(kind), "group")
+    ts = str(event.get("ts", ""))
+    thread_ts = event.get("thread_ts")
+    thread_id: str | None = None
+    if isinstance(thread_ts, str) and thread_ts != ts:
+        chat_type, thread_id = "thread", thread_ts
+    return PlatformEvent(
+        platform="slack",
+        chat_id=channel,
+        text=text,
+        chat_type=chat_type,
+        user_id=user,
+        thread_id=thread_id,
+        message_id=ts or None,
+        attachments=attachments,
+    )
+
+
+def event_from_command(fields: Mapping[str, str]) -> PlatformEvent | None:
+    """The gateway event of a slash command (``/title Trip`` as the user typed it)."""
+    command, channel = fields.get("command", ""), fields.get("channel_id", "")
+    if not command.startswith("/") or not channel:
+        return None
+    text = f"{command} {fields.get('text', '')}".strip()
+    direct = channel.startswith("D") or fields.get("channel_name") == "directmessage"
+    return PlatformEvent(
+        platform="slack",
+        chat_id=channel,
+        text=text,
+        chat_type="dm" if direct else "group",
+        user_id=fields.get("user_id") or None,
+    )
+
+
+def _setting(settings: Mapping[str, Any], name: str, what: str) -> str:
+    value = settings.get(name)
+    if not value and settings.get(f"{name}_env"):
+        value = os.environ.get(str(settings[f"{name}_env"]))
+    if not isinstance(value, str) or not value:
+        raise UserFacingError(
+            f"gateway.platforms.slack.{name} is not set (or {name}_env names an empty "
+            f"variable): {what}"
+        )
+    return value
+
+
+class SlackAdapter:
+    """A Slack app: the Events API served over aiohttp, answers through slack_sdk."""
+
+    name = "slack"
+    label = "Slack"
+    short_label = "slack"
+    interactive = True
+    gateway = True
+    supports_threads = True
+    reapable = False
+
+    def __init__(self) -> None:
+        self._settings: dict[str, Any] = dict(DEFAULTS)
+        self._token = ""
+        self._verifier: SignatureVerifier | None = None
+        self._client: AsyncWebClient | None = None
+        self._runner: web.AppRunner | None = None
+        self._bot_user: str | None = None
+        self._seen: OrderedDict[str, None] = OrderedDict()
+        self._replies: set[asyncio.Task[None]] = set()
+        self.address: str | None = None
+
+    # ------------------------------------------------------------------ PlatformAdapter
+
+    def connect(self, config: Mapping[str, Any]) -> None:
+        """Take the settings (checked; the server starts in :meth:`start`)."""
+        from slack_sdk.signature import SignatureVerifier
+
+        settings = {**DEFAULTS, **dict(config)}
+        token = _setting(settings, "bot_token", "the app's xoxb- bot token")
+        secret = _setting(settings, "signing_secret", "requests from Slack are checked with it")
+        port = settings["port"]
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port < 65536:
+            raise UserFacingError("gateway.platforms.slack.port must be a port number")
+        if not isinstance(settings["base_url"], str) or not settings["base_url"]:
+            raise UserFacingError("gateway.platforms.slack.base_url must be a URL")
+        self._token = token
+        self._verifier = SignatureVerifier(secret)
+        self._settings = settings
+
+    def send(self, chat_id: str, text: str, thread_id: str | None = None) -> str | None:
+        """Post ``text`` to a conversation (in the thread ``thread_id``); the last ``ts``."""
+        from slack_sdk import WebClient
+
+        client = WebClient(token=self._token, base_url=str(self._settings["base_url"]))
+        last: str | None = None
+        for piece in split_text(text):
+            answer = client.chat_postMessage(channel=chat_id, text=piece, thread_ts=thread_id)
+            last = str(answer["ts"])
+        return last
+
+    def session_key(
+        self, chat_type: str, chat_id: str, user_id: str | None, thread_id: str | None
+    ) -> str:
+        """The G1 key of a Slack conversation."""
+        kind: ChatType = chat_type if chat_type in {"dm", "group", "channel", "thread"} else "dm"  # type: ignore[assignment]
+        return build_session_key("slack", kind, chat_id, user_id, thread_id)
+
+    def create_thread(self, chat_id: str, title: str) -> str | None:
+        """Post a seed message ``title`` in the conversation and return its ``ts``, the
+        thread's anchor; None when Slack refuses it (the caller uses the channel itself)."""
+        from slack_sdk.errors import SlackApiError
+
+        try:
+            return self.send(chat_id, title)
+        except SlackApiError as error:
+            log.warning("slack: no thread in %s: %s", chat_id, error.response.get("error"))
+            return None
+
+    # ------------------------------------------------------------------ ReceivingAdapter
+
+    async def start(self, config: Mapping[str, Any], deliver: Deliver) -> None:
+        """Check the token with ``auth.test``, then serve the Request URL."""
+        from aiohttp import web
+        from slack_sdk.errors import SlackApiError
+        from slack_sdk.web.async_client import AsyncWebClient
+
+        self.connect(config)
+        settings = self._settings
+        client = AsyncWebClient(token=self._token, base_url=str(settings["base_url"]))
+        try:
+            identity = await client.auth_test()
+        except SlackApiError as error:
+            code = error.response.get("error")
+            raise UserFacingError(
+                f"gateway.platforms.slack.bot_token was refused by Slack ({code})"
+            ) from None
+        except Exception as error:
+            raise UserFacingError(
+                f"cannot reach the Slack Web API at {settings['base_url']}: {_reason(error)}"
+            ) from None
+        self._bot_user = str(identity.get("user_id") or "") or None
+        self._client = client
+        app = web.Application(client_max_size=MAX_BODY_BYTES)
+        app["deliver"] = deliver
+        app.router.add_post(str(settings["path"]), self._receive)
+        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await runner.setup()
+        site = web.TCPSite(runner, str(settings["host"]), int(settings["port"]))
+        try:
+            await site.start()
+        except OSError as error:
+            await runner.cleanup()
+            raise UserFacingError(
+                f"cannot listen on {settings['host']}:{settings['port']} ({error.strerror or error})"
+            ) from None
+        self._runner = runner
+        host, port = runner.addresses[0][:2]
+        self.address = f"http://{host}:{port}{settings['path']}"
+        log.info("slack events endpoint at %s (bot user %s)", self.address, self._bot_user)
+
+    async def stop(self) -> None:
+        """Stop serving, then post the answers still going out."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+        if self._replies:
+            await asyncio.gather(*list(self._replies), return_exceptions=True)
+        self._client = None
+
+    # ------------------------------------------------------------------ one request
+
+    async def _receive(self, request: web.Request) -> web.StreamResponse:
+        from aiohttp import web
+
+        body = await request.read()
+        assert self._verifier is not None
+        if not self._verifier.is_valid(
+            body,
+            request.headers.get("X-Slack-Request-Timestamp", ""),
+            request.headers.get("X-Slack-Signature", ""),
+        ):
+            return self._refuse(request, 401, "missing, wrong or stale Slack signature")
+        if request.content_type == "application/x-www-form-urlencoded":
+            fields = dict(urllib.parse.parse_qsl(body.decode("utf-8", "replace")))
+            command = event_from_command(fields)
+            if command is None:
+                return self._refuse(request, 400, "a form body that is not a slash command")
+            return await self._take(request, command, None)
+        try:
+            payload = json.loads(body)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return self._refuse(request, 400, "malformed JSON")
+        if not isinstance(payload, dict):
+            return self._refuse(request, 400, "the body must be a JSON object")
+        if payload.get("type") == "url_verification":
+            return web.json_response({"challenge": payload.get("challenge")})
+        if payload.get("type") != "event_callback" or not isinstance(payload.get("event"), dict):
+            return web.Response(status=200)  # other envelopes: nothing for the agent
+        event_data: dict[str, Any] = payload["event"]
+        event = event_from_message(event_data, self._bot_user)
+        if event is None:
+            return web.Response(status=200)
+        # A mention arrives as a ``message`` and an ``app_mention``, and Slack retries what it
+        # thinks was not acknowledged: one message is taken once.
+        identity = f"{event.chat_id}:{event.message_id}"
+        if identity in self._seen:
+            return web.Response(status=200)
+        return await self._take(request, event, identity)
+
+    async def _take(
+        self, request: web.Request, event: PlatformEvent, identity: str | None
+    ) -> web.StreamResponse:
+        from aiohttp import web
+
+        deliver: Deliver = request.app["deliver"]
+        delivery = deliver(event)
+        try:
+            await delivery.stored()
+        except DeliveryRefused as error:
+            return self._refuse(request, 503, str(error))
+        if identity is not None:
+            self._seen[identity] = None
+            while len(self._seen) > REMEMBERED_EVENTS:
+                self._seen.popitem(last=False)
+        task = asyncio.create_task(self._answer(event, delivery))
+        self._replies.add(task)
+        task.add_done_callback(self._replies.discard)
+        return web.Response(status=200)
+
+    async def _answer(self, event: PlatformEvent, delivery: Delivery) -> None:
+        try:
+            reply = await delivery.reply()
+        except DeliveryRefused as error:
+            log.error("slack: no answer for %s: %s", event.chat_id, error)
+            return
+        text = reply.text if reply.text.strip() else ""
+        if not text and reply.error:
+            text = f"⚠ The agent could not answer: {reply.error}"
+        client = self._client
+        if not text or client is None:
+            return
+        try:
+            for piece in split_text(text):
+                await client.chat_postMessage(
+                    channel=event.chat_id, text=piece, thread_ts=event.thread_id
+                )
+        except Exception as error:
+            log.error("slack: posting to %s failed: %s", event.chat_id, _reason(error))
+
+    def _refuse(self, request: web.Request, status: int, reason: str) -> web.StreamResponse:
+        from aiohttp import web
+
+        log.warning(
+            "slack refused a request from %s (HTTP %d): %s", request.remote or "?", status, reason
+        )
+        return web.json_response({"error": reason}, status=status)
+
+
+def _reason(error: BaseException) -> str:
+    return " ".join(str(error).split()) or type(error).__name__

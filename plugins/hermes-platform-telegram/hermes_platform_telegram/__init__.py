@@ -1,0 +1,1 @@
+"""The ``telegram`` platform of the Hermes sessions gateway (python-telegram-bot)."""
