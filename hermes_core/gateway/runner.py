@@ -23,6 +23,7 @@ from typing import Any
 from hermes_hookspecs import GatewayReply, PlatformEvent, ReceivingAdapter
 
 from hermes_core.plugins import COMPONENT_DISTRIBUTIONS
+
 from .commands import parse_command
 from .delivery import DeliveryBridge, EventDelivery
 from .worker import EventWorker
