@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import Message, ParentKind, Session, StoreEvents
 
+from hermes_core.store.database_imports import REFRESHABLE_FIELDS, ImportedEntry
 from hermes_core.store.errors import SessionNotFound
 from hermes_core.store.imports import ImportedTotals, ImportFileRecord
 from hermes_core.store.rows import SESSION_COLUMNS, session_from_row
@@ -36,9 +37,7 @@ def _database_errors() -> tuple[type[Exception], ...]:
 class PostgresImportBookkeeping:
     """Import writes and bookkeeping of one PostgreSQL store."""
 
-    def __init__(
-        self, db: psycopg.Connection[tuple[Any, ...]], events: StoreEvents | None
-    ) -> None:
+    def __init__(self, db: psycopg.Connection[tuple[Any, ...]], events: StoreEvents | None) -> None:
         self._db = db
         self._events = events
         self._created: set[str] = set()
@@ -82,7 +81,10 @@ class PostgresImportBookkeeping:
         for key, value in rows:
             try:
                 mark = json.loads(value)
-                found[str(key)[len(_APPEND_KEY) :]] = (str(mark["session_id"]), int(mark["last_id"]))
+                found[str(key)[len(_APPEND_KEY) :]] = (
+                    str(mark["session_id"]),
+                    int(mark["last_id"]),
+                )
             except (ValueError, KeyError, TypeError):
                 continue
         return found
@@ -93,6 +95,98 @@ class PostgresImportBookkeeping:
         with self._db.transaction():
             writes.delete_state(self._db, [_APPEND_KEY + path])
         return removed
+
+    # ------------------------------------------------- whole-database imports (Hermes Agent)
+
+    def imported_sessions(self, importer: str) -> dict[str, ImportedEntry]:
+        """Foreign session id → the session it became, for every session ``importer`` made."""
+        rows = self._db.execute(
+            "SELECT id, metadata::jsonb #>> '{imported_from,foreign_id}', "
+            "metadata::jsonb #>> '{imported_from,seen}' FROM sessions "
+            "WHERE metadata IS NOT NULL AND metadata::jsonb #>> '{imported_from,tool}' = %s",
+            (importer,),
+        ).fetchall()
+        return {
+            str(foreign): ImportedEntry(str(session_id), None if seen is None else str(seen))
+            for session_id, foreign, seen in rows
+            if foreign is not None
+        }
+
+    def refresh_session(
+        self,
+        session_id: str,
+        fields: Mapping[str, Any],
+        *,
+        seen: str,
+        last_active_at: float | None = None,
+    ) -> None:
+        """Bring an imported session's totals and end up to date (only the refreshable
+        columns) and remember the fingerprint ``seen``, in one transaction."""
+        unknown = set(fields) - REFRESHABLE_FIELDS
+        if unknown:
+            raise TypeError(f"not refreshable: {', '.join(sorted(unknown))}")
+        with self._db.transaction():
+            row = self._db.execute(
+                "SELECT metadata FROM sessions WHERE id = %s FOR UPDATE", (session_id,)
+            ).fetchone()
+            if row is None:
+                return
+            metadata = json.loads(row[0]) if row[0] else {}
+            provenance = dict(metadata.get("imported_from") or {})
+            provenance["seen"] = seen
+            metadata["imported_from"] = provenance
+            assignments = [f"{name} = %s" for name in fields]
+            values: list[Any] = list(fields.values())
+            assignments.append(
+                "last_active_at = greatest(last_active_at, coalesce(%s, last_active_at))"
+            )
+            values.append(last_active_at)
+            assignments.append("metadata = %s")
+            values.append(json.dumps(metadata))
+            self._db.execute(
+                f"UPDATE sessions SET {', '.join(assignments)} WHERE id = %s",
+                [*values, session_id],
+            )
+
+    def link_parent(self, session_id: str, parent_id: str, kind: ParentKind) -> None:
+        """Attach ``session_id`` to ``parent_id`` (a parent imported after its child)."""
+        with self._db.transaction():
+            self._db.execute(
+                "UPDATE sessions SET parent_session_id = %s, parent_kind = %s WHERE id = %s",
+                (parent_id, kind, session_id),
+            )
+
+    def clear_append_marks(self, path: str) -> None:
+        """The appends of the last database import of ``path`` are kept: drop their marks."""
+        prefix = _APPEND_KEY + path + "#"
+        with self._db.transaction():
+            self._db.execute(
+                "DELETE FROM state_meta WHERE left(key, %s) = %s", (len(prefix), prefix)
+            )
+
+    def forget_file(self, path: str) -> None:
+        """Drop the bookkeeping row of ``path`` (a first import that was undone)."""
+        with self._db.transaction():
+            self._db.execute("DELETE FROM import_files WHERE path = %s", (path,))
+
+    def discard_run(self, path: str, importer: str, run_started: float) -> int:
+        """Undo what a database import of ``path`` that died half-way wrote: the sessions it
+        created (stamped with its start time) and its unfinished appends."""
+        for mark_key, (session_id, last_id) in self.pending_appends().items():
+            if mark_key.startswith(path + "#"):
+                self.undo_pending_append(mark_key, session_id, last_id)
+        with self._db.transaction():
+            doomed = [
+                str(row[0])
+                for row in self._db.execute(
+                    "SELECT id FROM sessions WHERE metadata IS NOT NULL "
+                    "AND metadata::jsonb #>> '{imported_from,tool}' = %s "
+                    "AND metadata::jsonb #>> '{imported_from,path}' = %s "
+                    "AND (metadata::jsonb #> '{imported_from,imported_at}')::float8 = %s",
+                    (importer, path, run_started),
+                ).fetchall()
+            ]
+            return writes.delete_sessions(self._db, doomed) if doomed else 0
 
     def session_of_foreign_id(self, importer: str, foreign_id: str) -> str | None:
         found = self.import_of_foreign_id(importer, foreign_id)
@@ -240,9 +334,7 @@ class PostgresImportBookkeeping:
         """Delete what an interrupted import of ``record.path`` left and forget the file."""
         with self._db.transaction():
             deleted = 0
-            if record.session_id is not None and writes.session_exists(
-                self._db, record.session_id
-            ):
+            if record.session_id is not None and writes.session_exists(self._db, record.session_id):
                 doomed = writes.with_delegates(self._db, [record.session_id])
                 deleted = writes.delete_sessions(self._db, doomed)
             self._db.execute("DELETE FROM import_files WHERE path = %s", (record.path,))

@@ -58,9 +58,7 @@ _INHERITED_FIELDS = (
 class PostgresStore:
     """Sessions and their messages in a PostgreSQL database (``store.url``)."""
 
-    def __init__(
-        self, url: str, shown_url: str, *, events: StoreEvents | None = None
-    ) -> None:
+    def __init__(self, url: str, shown_url: str, *, events: StoreEvents | None = None) -> None:
         self._url = url
         self._shown = shown_url
         self._events = events
@@ -500,6 +498,41 @@ class PostgresStore:
             if len(rows) < batch:
                 return
             after = int(rows[-1][0])
+
+    def iter_messages_newest_first(
+        self, session_id: str, *, roles: Sequence[str] | None = None, batch: int = 100
+    ) -> Iterator[Message]:
+        """Stream a session's messages newest first (only those of ``roles`` when given), in
+        keyset pages, so a caller that needs the end of a long session stops early."""
+        role_clause = "" if roles is None else " AND role = ANY(%s)"
+        before: int | None = None
+        while True:
+            params: list[object] = [session_id]
+            if roles is not None:
+                params.append(list(roles))
+            sql = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = %s{role_clause}"
+            if before is not None:
+                sql += " AND id < %s"
+                params.append(before)
+            rows = self._db.execute(sql + " ORDER BY id DESC LIMIT %s", [*params, batch]).fetchall()
+            for row in rows:
+                yield message_from_row(row)
+            if len(rows) < batch:
+                return
+            before = int(rows[-1][0])
+
+    def count_messages(self, session_id: str, *, roles: Sequence[str] | None = None) -> int:
+        """How many messages a session has (of ``roles`` when given)."""
+        if roles is None:
+            row = self._db.execute(
+                "SELECT count(*) FROM messages WHERE session_id = %s", (session_id,)
+            ).fetchone()
+        else:
+            row = self._db.execute(
+                "SELECT count(*) FROM messages WHERE session_id = %s AND role = ANY(%s)",
+                (session_id, list(roles)),
+            ).fetchone()
+        return int(row[0]) if row else 0
 
     def message_count(self, session_id: str) -> int:
         """How many messages a session holds (0 for an unknown session)."""
