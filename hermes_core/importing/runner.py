@@ -96,6 +96,12 @@ class ImportRun:
             outcome.detail = (
                 "this is the session store being imported into; refusing to import it into itself"
             )
+            if is_database_importer(importer):
+                # Hermes Agent and Hermes sessions both default to ~/.hermes/state.db.
+                outcome.detail += (
+                    " (if the other tool shares this home, give its store's path, or set "
+                    "HERMES_AGENT_HOME, or run this tool with --home elsewhere)"
+                )
             return outcome
         if is_database_importer(importer):
             try:

@@ -124,7 +124,8 @@ def test_the_default_place_being_this_store_is_refused(tmp_path: Path) -> None:
     assert refused.returncode == 1
     assert refused.stderr == (
         f"hermes: {own}: this is the session store being imported into; "
-        "refusing to import it into itself\n"
+        "refusing to import it into itself (if the other tool shares this home, give its "
+        "store's path, or set HERMES_AGENT_HOME, or run this tool with --home elsewhere)\n"
     )
     everything = run_hermes(
         tmp_path, "sessions", "import", "--all", hermes_home=False, agent_home=False

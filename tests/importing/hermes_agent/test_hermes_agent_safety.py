@@ -211,6 +211,8 @@ def test_a_store_is_never_imported_into_itself(tmp_path: Path, store: SessionSto
         assert outcome.status is FileStatus.UNREADABLE
         assert outcome.detail == (
             "this is the session store being imported into; refusing to import it into itself"
+            " (if the other tool shares this home, give its store's path, or set "
+            "HERMES_AGENT_HOME, or run this tool with --home elsewhere)"
         )
     assert nothing_written(store)
 
