@@ -169,15 +169,19 @@ def _open_store(context: CliContext, console: Console) -> Iterator[tuple[Store, 
     """The home's store and True; when it cannot be opened (R5), a throw-away store in a
     private temporary directory, deleted at exit, and False: the chat works, records nothing."""
     from hermes_core.chat.output import notice_line
-    from hermes_core.store import SessionStore, StoreUnavailable
+    from hermes_core.store import NotASessionStore, SessionStore, StoreUnavailable
 
     try:
         store = context.store
     except StoreUnavailable as error:
+        way_back = (
+            ""
+            if isinstance(error, NotASessionStore)
+            else " 'hermes sessions repair' is the way back."
+        )
         notice_line(
             console,
-            f"{STORE_UNAVAILABLE} — {error}. This chat is not recorded; "
-            "'hermes sessions repair' is the way back.",
+            f"{STORE_UNAVAILABLE} — {error}. This chat is not recorded;{way_back}",
             "bold yellow",
         )
     else:

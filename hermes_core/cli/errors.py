@@ -55,13 +55,15 @@ def handle_user_errors(function: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(function)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        from hermes_core.store.errors import StoreUnavailable
+        from hermes_core.store.errors import NotASessionStore, StoreUnavailable
 
         try:
             return function(*args, **kwargs)
         except _expected_errors() as error:
             if os.environ.get("HERMES_DEBUG"):
                 raise
+            if isinstance(error, NotASessionStore):
+                raise fail(str(error)) from None  # repairing another program's file: never
             if isinstance(error, StoreUnavailable):
                 typer.echo(f"{STORE_UNAVAILABLE}: {error}", err=True)
                 typer.echo("  'hermes sessions repair' checks and repairs it.", err=True)

@@ -35,7 +35,9 @@ def register(sessions: typer.Typer) -> None:
         ],
         from_url: Annotated[
             str | None,
-            typer.Option("--from", help="The store.url to copy from (default: the configured store)."),
+            typer.Option(
+                "--from", help="The store.url to copy from (default: the configured store)."
+            ),
         ] = None,
         batch: Annotated[
             int, typer.Option("--batch", min=1, max=100_000, help="Messages per transaction.")
@@ -66,9 +68,7 @@ def register(sessions: typer.Typer) -> None:
             f"from {redacted(source_url)} to {redacted(to)}."
         )
         if report.skipped or report.redone:
-            typer.echo(
-                f"Resumed: {report.skipped} already copied, {report.redone} copied again."
-            )
+            typer.echo(f"Resumed: {report.skipped} already copied, {report.redone} copied again.")
         typer.echo("Verified: counts and every session's hash match.")
 
 

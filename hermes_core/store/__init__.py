@@ -7,6 +7,7 @@ from .backends import open_store
 from .errors import (
     AmbiguousSessionId,
     InvalidTitle,
+    NotASessionStore,
     SessionNotFound,
     StoreError,
     StoreTooNew,
@@ -20,6 +21,7 @@ __all__ = [
     "STATE_DB_NAME",
     "AmbiguousSessionId",
     "InvalidTitle",
+    "NotASessionStore",
     "SessionEvents",
     "SessionNotFound",
     "SessionStore",

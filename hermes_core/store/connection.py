@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .errors import StoreUnavailable
+from .errors import NotASessionStore, StoreUnavailable
 
 BUSY_TIMEOUT_MS = 5_000
 WRITE_RETRY_SECONDS = 60.0
@@ -43,6 +43,7 @@ def open_connection(
                 f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
             )
         else:
+            _refuse_foreign_file(path)
             path.parent.mkdir(parents=True, exist_ok=True)
             _create_private_file(path)
             if write_lock is not None:
@@ -59,6 +60,9 @@ def open_connection(
                 connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if not read_only:
+            # Before the first write: the WAL switch and the migrations must never touch
+            # another program's database (its schema may sit in a WAL the header misses).
+            _refuse_foreign_schema(connection, path)
             mode = _enable_wal(connection)
             if mode.lower() != "wal":
                 connection.close()
@@ -72,6 +76,43 @@ def open_connection(
     except OSError as error:
         raise StoreUnavailable(f"{path}: {error.strerror or error}") from error
     return connection
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _foreign(path: Path) -> NotASessionStore:
+    return NotASessionStore(
+        f"{path}: not a Hermes sessions store — another program's SQLite database (a Hermes "
+        "Agent state.db?), left untouched; use another home (--home, HERMES_HOME, store.url), "
+        "or import it with 'hermes sessions import --from hermes-agent PATH'"
+    )
+
+
+def _refuse_foreign_file(path: Path) -> None:
+    """Refuse, without opening it, an SQLite file whose header says another program made it:
+    a schema (schema cookie, offset 40) but no store schema version (user_version, offset 60).
+    This store sets its version in the transaction that creates its first tables."""
+    try:
+        with path.open("rb") as file:
+            header = file.read(100)
+    except FileNotFoundError:
+        return
+    if len(header) < 100 or not header.startswith(SQLITE_HEADER):
+        return  # empty (new) or not SQLite: opening reports it
+    schema_cookie = int.from_bytes(header[40:44], "big")
+    user_version = int.from_bytes(header[60:64], "big")
+    if schema_cookie and not user_version:
+        raise _foreign(path)
+
+
+def _refuse_foreign_schema(connection: sqlite3.Connection, path: Path) -> None:
+    """The same rule asked of SQLite itself (it also sees a schema still in the WAL)."""
+    if connection.execute("PRAGMA user_version").fetchone()[0]:
+        return
+    if connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None:
+        connection.close()
+        raise _foreign(path)
 
 
 def _enable_wal(connection: sqlite3.Connection) -> str:

@@ -11,6 +11,11 @@ class StoreUnavailable(StoreError):
     """The store file cannot be opened or read (corrupt, unreadable, locked for too long)."""
 
 
+class NotASessionStore(StoreUnavailable):
+    """The file is an SQLite database of another program (Hermes Agent's ``state.db``, say):
+    it is left exactly as it was — never migrated, never switched to WAL, never repaired."""
+
+
 class StoreTooNew(StoreUnavailable):
     """The store was written by a newer version of Hermes sessions."""
 
