@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,6 +108,8 @@ def _open_store(context: CliContext, console: Console) -> Iterator[tuple[Store, 
     else:
         yield store, True
         return
+    import tempfile  # only for a degraded start: start-up time is a budget
+
     with tempfile.TemporaryDirectory(prefix="hermes-unrecorded-") as scratch:
         store = SessionStore.open(Path(scratch))
         try:
