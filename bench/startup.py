@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+HELLO_OUTPUT = "hello"
 HELLO_APP = """import typer
 
 app = typer.Typer()

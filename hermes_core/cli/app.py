@@ -9,6 +9,7 @@ import typer
 
 from . import (
     chat_command,
+    chat_start,
     demo_command,
     export_commands,
     gateway_commands,
@@ -69,10 +70,10 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
         context = CliContext(home=home.expanduser() if home else default_home(), host_override=host)
         ctx.obj = context
         ctx.call_on_close(context.close)
-        options = chat_command.ChatOptions(continue_, resume, in_dir, no_restore_cwd)
+        options = chat_start.ChatOptions(continue_, resume, in_dir, no_restore_cwd)
         if ctx.invoked_subcommand is None:
-            handle_user_errors(chat_command.start_chat)(context, options)
-        elif options != chat_command.ChatOptions():
+            handle_user_errors(chat_start.start_chat)(context, options)
+        elif options != chat_start.ChatOptions():
             raise fail(
                 f"-c/--continue, -r/--resume, --in and --no-restore-cwd go with the chat, "
                 f"not with '{ctx.invoked_subcommand}'",

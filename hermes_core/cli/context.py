@@ -7,11 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import typer
-
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    import typer
     from hermes_hookspecs import Message, Session
 
     from hermes_core.config import Config

@@ -9,9 +9,10 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
-import typer
+if TYPE_CHECKING:
+    import typer
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -46,6 +47,8 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
 
 def fail(message: str, code: int = 1) -> typer.Exit:
     """Print ``message`` as one stderr line and return the Exit to raise."""
+    import typer  # not at module level: the chat starts without typer (start-up budget)
+
     typer.echo(f"hermes: {message}", err=True)
     return typer.Exit(code)
 
@@ -65,6 +68,8 @@ def handle_user_errors(function: Callable[P, R]) -> Callable[P, R]:
             if isinstance(error, NotASessionStore):
                 raise fail(str(error)) from None  # repairing another program's file: never
             if isinstance(error, StoreUnavailable):
+                import typer
+
                 typer.echo(f"{STORE_UNAVAILABLE}: {error}", err=True)
                 typer.echo("  'hermes sessions repair' checks and repairs it.", err=True)
                 raise typer.Exit(1) from None

@@ -37,13 +37,19 @@ def _needs_plugins(argv: list[str]) -> bool:
 
 
 def main() -> None:
-    """Run the command line. Plugin commands load only when a plugin command may be meant."""
-    from .app import build_app
-    from .chat_command import normalise_argv
+    """Run the command line. A plain chat start skips the command tree; plugin commands load
+    only when a plugin command may be meant."""
+    from .chat_fast_path import normalise_argv, parse_chat_command_line, run_chat_command_line
 
     host = None
     argv = normalise_argv(sys.argv[1:])
     sys.argv[1:] = argv
+    chat_command_line = parse_chat_command_line(argv)
+    if chat_command_line is not None:
+        run_chat_command_line(chat_command_line)
+        return
+    from .app import build_app
+
     if _needs_plugins(argv):
         # Plugin-provided commands (and the full help listing) need the plugins loaded.
         from hermes_core.plugins import PluginError, PluginHost

@@ -113,7 +113,7 @@ def register(sessions: typer.Typer) -> None:
             return
         session_id, action = chosen
         if action is None:
-            from .chat_command import ChatOptions, start_chat
+            from .chat_start import ChatOptions, start_chat
 
             start_chat(context, ChatOptions(resume=session_id))
             return

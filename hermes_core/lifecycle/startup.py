@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-import typer
-
 if TYPE_CHECKING:
     from hermes_core.cli.context import CliContext
     from hermes_core.store.protocol import Store
@@ -43,4 +41,6 @@ def _report(pruned: int, archived: int, reclaimed: int, vacuumed: bool) -> None:
 
         done.append(f"VACUUM reclaimed {human_size(max(0, reclaimed))}")
     if done:
+        import typer  # only when there is something to say: the chat starts without typer
+
         typer.echo(f"hermes: automatic clean-up: {', '.join(done)}.", err=True)

@@ -6,7 +6,7 @@ import pytest
 
 from hermes_core.chat.commands import COMMANDS, parse_slash
 from hermes_core.chat.repl import slash_completions
-from hermes_core.cli.chat_command import normalise_argv
+from hermes_core.cli.chat_fast_path import normalise_argv
 
 
 def test_slash_lines_split_into_name_and_argument() -> None:
