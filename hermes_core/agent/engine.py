@@ -81,6 +81,7 @@ class TurnEngine:
         listener = listener or _SILENT
         user_turn = Message(role="user", content=text, timestamp=self._clock())
         self.store.append_message(session_id, user_turn)
+        listener.on_user_turn(session_id)
         totals = TokenUsage(0, 0)
         calls: list[ToolCall] = []
         history = self.store.messages(session_id)

@@ -3,8 +3,10 @@ turn engine (which stores the user turn, calls the model and stores the answer).
 
 Each worker thread has its own store connection, router and turn engine (a ``SessionStore`` is
 meant for one thread). The gateway writes no message itself: every user turn and answer goes
-through :meth:`TurnEngine.run_turn`. The moment the user turn is committed is observed through
-:class:`NotifyingStore`, so an adapter can acknowledge the event then and not before.
+through :meth:`TurnEngine.run_turn`. The moment the user turn is committed reaches the event
+through the turn listener, so an adapter can acknowledge the event then and not before; the
+platform's message id (when the event has one) is remembered then, so a re-sent message is
+acknowledged without being stored twice.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ log = logging.getLogger("hermes.gateway")
 
 
 class NotifyingStore(SessionStore):
-    """A store that tells its thread's current event when a user turn has been committed."""
+    """A store that measures its writes for the debug timing line (the moment a user turn is
+    committed reaches the event through the turn listener's ``on_user_turn``)."""
 
     def __init__(
         self,
@@ -49,7 +52,6 @@ class NotifyingStore(SessionStore):
         write_lock: threading.Lock | None = None,
     ) -> None:
         super().__init__(path, events=events, write_lock=write_lock)
-        self.on_user_turn: Callable[[str], None] | None = None
         self.write_seconds = 0.0
         """Time spent writing messages and usage (the store's share of a turn, for the
         debug timing line); ``write_cpu_seconds`` the CPU time of it on this thread."""
@@ -70,8 +72,6 @@ class NotifyingStore(SessionStore):
         )
         self.write_seconds += time.perf_counter() - started
         self.write_cpu_seconds += time.thread_time() - cpu
-        if self.on_user_turn is not None and any(m.role == "user" for m in batch):
-            self.on_user_turn(session_id)
         return ids
 
     def record_usage(self, session_id: str, **usage: Any) -> None:
@@ -89,8 +89,16 @@ class _ThreadContext:
 
 
 class _BridgeListener(TurnListener):
-    def __init__(self, bridge: DeliveryBridge) -> None:
+    def __init__(
+        self, bridge: DeliveryBridge, on_stored: Callable[[str], None] | None = None
+    ) -> None:
         self._bridge = bridge
+        self._on_stored = on_stored
+
+    def on_user_turn(self, session_id: str) -> None:
+        if self._on_stored is not None:
+            self._on_stored(session_id)
+        self._bridge.stored(session_id)
 
     def on_text(self, delta: str) -> None:
         self._bridge.text(delta)
@@ -200,19 +208,41 @@ class EventWorker:
             bridge.finish(self._command(context, session_key, origin, command))
             return
         started, cpu = time.perf_counter(), time.thread_time()
+        if event.message_id is not None:
+            seen = context.router.table.delivered(session_key, event.message_id)
+            if seen is not None:
+                # A platform re-sent a message it had no acknowledgement for: it is stored.
+                log.info(
+                    "%s: message %s was already stored; not again", session_key, event.message_id
+                )
+                bridge.stored(seen)
+                bridge.finish(
+                    GatewayReply(
+                        text="This message was already received.", session_id=seen, command=True
+                    )
+                )
+                return
         session = context.router.resolve(session_key, origin, model=self.settings.model).session
         session = self._apply_policy(context, session_key, origin, session)
         routing, routing_cpu = time.perf_counter() - started, time.thread_time() - cpu
         self.in_flight.begin(session.id)
-        context.store.on_user_turn = bridge.stored
+        message_id = event.message_id
+        table = context.router.table
+
+        def remember(stored_in: str) -> None:
+            if message_id is not None:
+                table.mark_delivered(session_key, message_id, stored_in)
+
         context.store.write_seconds = context.store.write_cpu_seconds = 0.0
         started = time.perf_counter()
         try:
             result = context.engine.run_turn(
-                session.id, event_text(event), listener=_BridgeListener(bridge), cancel=cancel
+                session.id,
+                event_text(event),
+                listener=_BridgeListener(bridge, remember),
+                cancel=cancel,
             )
         finally:
-            context.store.on_user_turn = None
             self.in_flight.end(session.id)
         if log.isEnabledFor(logging.DEBUG):
             turn, writes = time.perf_counter() - started, context.store.write_seconds

@@ -30,6 +30,8 @@ RECOVERABLE_END_REASONS = frozenset({"startup_orphan_reap"})
 BOUNDARY_END_REASONS = frozenset({"new_session", "reset"})
 """An intentional reset: nothing of the key older than it is ever resumed."""
 HOME_CHANNEL_PREFIX = "gateway.home:"
+DELIVERED_PREFIX = "gateway.delivered:"
+"""``state_meta`` keys of platform message ids already stored: prefix + key + NUL + id."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +231,70 @@ class RoutingStore:
             return created
         return self._store.get_session(session_id)
 
+    def claim_route(
+        self,
+        session_key: str,
+        origin: RouteOrigin,
+        *,
+        expected: str | None,
+        model: str | None = None,
+        now: float | None = None,
+    ) -> tuple[Session, bool]:
+        """Insert-if-absent for a key's next session, atomic across processes: when the
+        key's routing row still points at ``expected`` (None: there is no row, or it points
+        at nothing), create a routed session and point the key at it, in one ``BEGIN
+        IMMEDIATE`` transaction; otherwise another gateway won the race and its session is
+        adopted. Returns the session and whether it was created here."""
+        moment = time.time() if now is None else now
+        with write_transaction(self._db) as db:
+            row = db.execute(
+                "SELECT session_id FROM gateway_routing WHERE session_key = ?", (session_key,)
+            ).fetchone()
+            winner = row[0] if row else None
+            if winner is None or winner == expected:
+                fields = origin.session_fields(session_key)
+                if model is not None:
+                    fields["model"] = model
+                session_id = rowwrites.insert_session(
+                    db,
+                    source=origin.platform,
+                    session_id=None,
+                    gateway=True,
+                    started=moment,
+                    title=None,
+                    system_prompt=None,
+                    model_config=None,
+                    metadata=None,
+                    parent_session_id=None,
+                    parent_kind=None,
+                    fields=fields,
+                )
+                _upsert_route(db, session_key, session_id, origin, moment)
+            else:
+                session_id = str(winner)
+        session = self._store.get_session(session_id)
+        created = winner is None or winner == expected
+        if created and self._store.events is not None:
+            self._store.events.session_started(session)
+        return session, created
+
+    def delivered(self, session_key: str, message_id: str) -> str | None:
+        """The session a platform message id of this key was stored in, if it was."""
+        row = self._db.execute(
+            "SELECT value FROM state_meta WHERE key = ?", (_delivered_key(session_key, message_id),)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def mark_delivered(self, session_key: str, message_id: str, session_id: str) -> bool:
+        """Remember that the platform message ``message_id`` of this key was stored in
+        ``session_id`` (insert-if-absent); whether it was new."""
+        with write_transaction(self._db) as db:
+            added = db.execute(
+                "INSERT OR IGNORE INTO state_meta(key, value) VALUES (?, ?)",
+                (_delivered_key(session_key, message_id), session_id),
+            ).rowcount
+        return bool(added)
+
     def point(
         self, session_key: str, session_id: str, origin: RouteOrigin, *, now: float | None = None
     ) -> None:
@@ -351,6 +417,10 @@ class RoutingStore:
             )
             _upsert_route(db, key, orphan_id, origin, moment)
         return str(key)
+
+
+def _delivered_key(session_key: str, message_id: str) -> str:
+    return f"{DELIVERED_PREFIX}{session_key}\x00{message_id}"
 
 
 def _route(row: tuple[Any, ...]) -> Route:

@@ -37,6 +37,7 @@ from .lifecycle_queries import SqliteLifecycle
 from .lifecycle_queries import read_state as _read_state
 from .lifecycle_queries import write_state as _write_state
 from .lookup import resolve_reference
+from .routed_sessions import RoutingStore
 from .routing import SqliteRouting
 from .rows import (
     MESSAGE_COLUMNS,
@@ -104,7 +105,9 @@ class SessionStore:
         self.imports = SqliteImportBookkeeping(self._connection, events)
         """Import writes and bookkeeping (their sessions fire the plugin events)."""
         self.routing = SqliteRouting(self._connection)
-        """The gateway's session-key routes."""
+        """The raw session-key routes (what migrate and imports copy)."""
+        self.gateway_routing = RoutingStore(self)
+        """The gateway's routed sessions, recovery reads, home channels and repair."""
 
     @classmethod
     def open(cls, home: Path | str, *, events: SessionEvents | None = None) -> SessionStore:
