@@ -31,7 +31,7 @@ BOUNDARY_END_REASONS = frozenset({"new_session", "reset"})
 """An intentional reset: nothing of the key older than it is ever resumed."""
 HOME_CHANNEL_PREFIX = "gateway.home:"
 DELIVERED_PREFIX = "gateway.delivered:"
-"""``state_meta`` keys of platform message ids already stored: prefix + key + NUL + id."""
+"""``state_meta`` keys of platform message ids already stored: prefix, key length, key, id."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +281,7 @@ class RoutingStore:
     def delivered(self, session_key: str, message_id: str) -> str | None:
         """The session a platform message id of this key was stored in, if it was."""
         row = self._db.execute(
-            "SELECT value FROM state_meta WHERE key = ?", (_delivered_key(session_key, message_id),)
+            "SELECT value FROM state_meta WHERE key = ?", (delivered_key(session_key, message_id),)
         ).fetchone()
         return None if row is None else str(row[0])
 
@@ -291,7 +291,7 @@ class RoutingStore:
         with write_transaction(self._db) as db:
             added = db.execute(
                 "INSERT OR IGNORE INTO state_meta(key, value) VALUES (?, ?)",
-                (_delivered_key(session_key, message_id), session_id),
+                (delivered_key(session_key, message_id), session_id),
             ).rowcount
         return bool(added)
 
@@ -419,8 +419,9 @@ class RoutingStore:
         return str(key)
 
 
-def _delivered_key(session_key: str, message_id: str) -> str:
-    return f"{DELIVERED_PREFIX}{session_key}\x00{message_id}"
+def delivered_key(session_key: str, message_id: str) -> str:
+    """The ``state_meta`` key remembering a platform message id of ``session_key``."""
+    return f"{DELIVERED_PREFIX}{len(session_key)}:{session_key}:{message_id}"
 
 
 def _route(row: tuple[Any, ...]) -> Route:

@@ -31,6 +31,7 @@ from .connection import open_pool
 from .imports import PostgresImportBookkeeping
 from .lifecycle import PostgresLifecycle
 from .lookup import resolve_reference
+from .routed_sessions import PostgresGatewayRouting
 from .routing import PostgresRouting
 from .schema import migrate
 from .search import PostgresSearchIndex
@@ -78,7 +79,9 @@ class PostgresStore:
         self.imports = PostgresImportBookkeeping(self._db, events)
         """Import writes and bookkeeping (their sessions fire the plugin events)."""
         self.routing = PostgresRouting(self._db)
-        """The gateway's session-key routes."""
+        """The raw session-key routes (what migrate and imports copy)."""
+        self.gateway_routing = PostgresGatewayRouting(self._db, self.get_session, events)
+        """The gateway's routed sessions, recovery reads, home channels and repair."""
 
     @property
     def url(self) -> str:
