@@ -40,9 +40,10 @@ def register(app: typer.Typer) -> None:
         config = context.config
         arm_auto_clean(context)
         _ = _configured_store(context)  # runs the automatic clean-up when switched on (L3)
+        store_url = context.store_url
         context.close()
         configure_logging()
-        asyncio.run(serve(context.home, config, context.host))
+        asyncio.run(serve(context.home, config, context.host, store_url=store_url))
 
     @gateway.command("status")
     @handle_user_errors
@@ -51,6 +52,7 @@ def register(app: typer.Typer) -> None:
         Exits 1 when it is not running."""
         from hermes_core.gateway.mirror import mirror_path
         from hermes_core.gateway.service import read_status
+
         context = cli_context(ctx)
         found = read_status(context.home)
         running = found is not None and found.alive
@@ -134,8 +136,7 @@ def register_repair(sessions: typer.Typer) -> None:
                     + (
                         "(a backup of state.db is made first)."
                         if isinstance(store, SessionStore)
-                        else "(no file backup is made on this store: take one with pg_dump "
-                        "first)."
+                        else "(no file backup is made on this store: take one with pg_dump first)."
                     )
                 )
             return

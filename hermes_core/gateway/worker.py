@@ -23,6 +23,7 @@ from hermes_hookspecs import GatewayReply, Message, PlatformEvent, Session
 
 from hermes_core.agent import TurnEngine, TurnListener
 from hermes_core.store import SessionEvents, SessionStore, StoreError
+from hermes_core.store.protocol import Store
 from hermes_core.store.routed_sessions import RouteOrigin
 
 from .commands import ChatCommand, parse_command
@@ -74,6 +75,9 @@ class NotifyingStore(SessionStore):
         self.write_cpu_seconds += time.thread_time() - cpu
         return ids
 
+    def __enter__(self) -> NotifyingStore:
+        return self
+
     def record_usage(self, session_id: str, **usage: Any) -> None:
         started, cpu = time.perf_counter(), time.thread_time()
         super().record_usage(session_id, **usage)
@@ -83,9 +87,14 @@ class NotifyingStore(SessionStore):
 
 @dataclass
 class _ThreadContext:
-    store: NotifyingStore
+    store: Store
     router: Router
     engine: TurnEngine
+
+    @property
+    def write_timing(self) -> NotifyingStore | None:
+        """The SQLite store that measures its writes (other backends are not measured)."""
+        return self.store if isinstance(self.store, NotifyingStore) else None
 
 
 class _BridgeListener(TurnListener):
@@ -129,8 +138,11 @@ class EventWorker:
         mirror: SessionsMirror | None,
         clock: Callable[[], float] = time.time,
         system_prompt: str | None = None,
+        store_url: str | None = None,
     ) -> None:
         self.home = home
+        self.store_url = store_url
+        """``store.url`` (None: the home's ``state.db``); any backend with the routing facet."""
         self.host = host
         self.provider = provider
         self.settings = settings
@@ -141,18 +153,14 @@ class EventWorker:
         self.system_prompt = system_prompt
         self.in_flight = TurnsInFlight()
         self._local = threading.local()
-        self._opened: list[NotifyingStore] = []
+        self._opened: list[Store] = []
         self._opened_lock = threading.Lock()
         self._write_lock = threading.Lock()
 
     def _context(self) -> _ThreadContext:
         context: _ThreadContext | None = getattr(self._local, "context", None)
         if context is None:
-            from hermes_core.store import STATE_DB_NAME
-
-            store = NotifyingStore(
-                self.home / STATE_DB_NAME, events=self.host, write_lock=self._write_lock
-            )
+            store = self._open_store()
             with self._opened_lock:
                 self._opened.append(store)
             router = Router(store, mirror=self.mirror, clock=self.clock)
@@ -166,6 +174,17 @@ class EventWorker:
             context = _ThreadContext(store, router, engine)
             self._local.context = context
         return context
+
+    def _open_store(self) -> Store:
+        """This thread's store: a measuring SQLite store, or the configured backend's."""
+        from hermes_core.store import STATE_DB_NAME
+        from hermes_core.store.backends import SQLITE_SCHEME, open_url, sqlite_path, url_scheme
+
+        url = self.store_url
+        if url is None or url_scheme(url) == SQLITE_SCHEME:
+            path = self.home / STATE_DB_NAME if url is None else sqlite_path(url)
+            return NotifyingStore(path, events=self.host, write_lock=self._write_lock)
+        return open_url(url, events=self.host, host=self.host)
 
     def close(self) -> None:
         """Close every worker thread's store (after the threads are done)."""
@@ -233,7 +252,9 @@ class EventWorker:
             if message_id is not None:
                 table.mark_delivered(session_key, message_id, stored_in)
 
-        context.store.write_seconds = context.store.write_cpu_seconds = 0.0
+        measured = context.write_timing
+        if measured is not None:
+            measured.write_seconds = measured.write_cpu_seconds = 0.0
         started = time.perf_counter()
         try:
             result = context.engine.run_turn(
@@ -244,8 +265,8 @@ class EventWorker:
             )
         finally:
             self.in_flight.end(session.id)
-        if log.isEnabledFor(logging.DEBUG):
-            turn, writes = time.perf_counter() - started, context.store.write_seconds
+        if measured is not None and log.isEnabledFor(logging.DEBUG):
+            turn, writes = time.perf_counter() - started, measured.write_seconds
             log.debug(
                 "timing %s routing_ms=%.3f store_ms=%.3f turn_ms=%.3f "
                 "routing_cpu_ms=%.3f store_cpu_ms=%.3f",
@@ -254,7 +275,7 @@ class EventWorker:
                 writes * 1000,
                 turn * 1000,
                 routing_cpu * 1000,
-                context.store.write_cpu_seconds * 1000,
+                measured.write_cpu_seconds * 1000,
             )
         if result.session_id != session.id:
             # A compression continuation took the route over in its own transaction; the

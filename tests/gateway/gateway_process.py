@@ -51,6 +51,18 @@ def write_config(
     (home / "config.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")
 
 
+def webhook_settings(**settings: object) -> dict[str, object]:
+    """``gateway.platforms.webhook`` for tests: the test secret, a free port."""
+    return {"secret": SECRET, "port": 0, "max_body_bytes": 2048, **settings}
+
+
+def run_hermes(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The installed ``hermes`` with ``HERMES_HOME=home``."""
+    return subprocess.run(
+        [hermes_command(), *args], env=environment(home), capture_output=True, text=True, timeout=60
+    )
+
+
 def environment(home: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update({"HERMES_HOME": str(home), "OPENAI_API_KEY": "sk-test"})
