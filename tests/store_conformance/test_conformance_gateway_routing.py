@@ -18,7 +18,11 @@ ORIGIN = RouteOrigin(platform="webhook", chat_id="chat-1", chat_type="dm", user_
 def test_a_routed_session_is_created_with_its_route(store: Store, events: EventLog) -> None:
     table = store.gateway_routing
     session = table.create_routed_session(KEY, ORIGIN, model="m", now=100.0)
-    assert len(session.id.rsplit("_", 1)[1]) == 8 and session.session_key == KEY and session.chat_id == "chat-1"
+    assert (
+        len(session.id.rsplit("_", 1)[1]) == 8
+        and session.session_key == KEY
+        and session.chat_id == "chat-1"
+    )
     route = table.route(KEY)
     assert route is not None and route.session_id == session.id
     assert route.origin == {"chat_id": "chat-1", "chat_type": "dm", "user_id": "u1"}
