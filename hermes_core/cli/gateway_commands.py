@@ -72,7 +72,7 @@ def register(app: typer.Typer) -> None:
                     typer.echo(f"  {platform['name']}: running{where}")
                 else:
                     typer.echo(f"  {platform['name']}: not running — {platform.get('problem')}")
-        routes = _configured_store(context).gateway_routing.routes()
+        routes = _configured_store(context).routing.routes()
         counts: dict[str, int] = {}
         for route in routes:
             counts[route.platform] = counts.get(route.platform, 0) + 1
@@ -117,7 +117,7 @@ def register_repair(sessions: typer.Typer) -> None:
 
         context = cli_context(ctx)
         store = _configured_store(context)
-        table = store.gateway_routing
+        table = store.routing
         plan = plan_repairs(table, max_gap_seconds=max_gap_seconds)
         if not plan:
             typer.echo("No orphaned gateway sessions: every session with messages is routed.")

@@ -5,14 +5,14 @@
 and platform identity aliases collapsing first (a WhatsApp LID and the phone number of the same
 person are one identity once ``gateway.identity_aliases.whatsapp`` maps them).
 
-:class:`Router` owns ``gateway_routing`` (through the store's ``gateway_routing`` facet, any
+:class:`Router` owns ``gateway_routing`` (through the store's ``routing`` facet, any
 backend) and the
 ``sessions.json`` mirror. Every event is resolved against the store, never a cache: the chat
 goes on in the session of its key with the most recent *real* activity (its last message), so a
 stale routing row never wins; nothing older than the key's last intentional reset (``/new``,
 ``/reset``, a reset policy) is resumed; a routing row that is missing or points elsewhere is
 rewritten then (the repair of a routing write that once failed). A chat's first session is
-claimed with insert-if-absent (:meth:`GatewayRouting.claim_route`): when two gateways on one
+claimed with insert-if-absent (:meth:`RoutingTable.claim_route`): when two gateways on one
 database see the same new chat at once, one creates the session and the other adopts it.
 """
 
@@ -117,7 +117,7 @@ class Router:
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
-        self.table = store.gateway_routing
+        self.table = store.routing
         self._mirror = mirror
         self._clock = clock
 

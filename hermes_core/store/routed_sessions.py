@@ -21,6 +21,7 @@ from hermes_hookspecs import ParentKind, Session
 from . import rowwrites
 from .connection import write_transaction
 from .errors import SessionNotFound
+from .routing import RouteRecord
 
 if TYPE_CHECKING:
     from .store import SessionStore
@@ -113,6 +114,7 @@ class RepairRow:
     end_reason: str | None
 
 
+_RECORD_COLUMNS = "session_key, session_id, platform, origin, updated_at, expires_at"
 _REAL_ACTIVITY = (
     "coalesce((SELECT m.timestamp FROM messages m WHERE m.session_id = s.id "
     "ORDER BY m.id DESC LIMIT 1), s.started_at)"
@@ -120,7 +122,8 @@ _REAL_ACTIVITY = (
 
 
 class RoutingStore:
-    """``gateway_routing`` and the routed session rows, over one :class:`SessionStore`."""
+    """``gateway_routing`` and the routed session rows, over one :class:`SessionStore`: the
+    SQLite :class:`~hermes_core.store.protocol.RoutingTable` (``SessionStore.routing``)."""
 
     def __init__(self, store: SessionStore) -> None:
         self._store = store
@@ -177,7 +180,46 @@ class RoutingStore:
             raise SessionNotFound(f"no session {session_id}")
         return float(row[0])
 
+    def record(self, session_key: str) -> RouteRecord | None:
+        """The raw row of ``session_key`` (origin as stored JSON text), if any."""
+        row = self._db.execute(
+            f"SELECT {_RECORD_COLUMNS} FROM gateway_routing WHERE session_key = ?", (session_key,)
+        ).fetchone()
+        return None if row is None else RouteRecord(*row)
+
+    def records(self, platform: str | None = None) -> list[RouteRecord]:
+        """Every raw row (of ``platform``), by key: what migrate copies."""
+        where, params = ("WHERE platform = ? ", [platform]) if platform is not None else ("", [])
+        rows = self._db.execute(
+            f"SELECT {_RECORD_COLUMNS} FROM gateway_routing {where}ORDER BY session_key", params
+        )
+        return [RouteRecord(*row) for row in rows]
+
     # ------------------------------------------------------------------ writes
+
+    def set_route(self, record: RouteRecord) -> None:
+        """Insert or replace the raw row of ``record.session_key`` (migrate, imports)."""
+        with write_transaction(self._db) as db:
+            db.execute(
+                f"INSERT OR REPLACE INTO gateway_routing ({_RECORD_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    record.session_key,
+                    record.session_id,
+                    record.platform,
+                    record.origin,
+                    record.updated_at,
+                    record.expires_at,
+                ),
+            )
+
+    def delete_route(self, session_key: str) -> bool:
+        """Forget ``session_key``; whether there was such a row."""
+        with write_transaction(self._db) as db:
+            deleted = db.execute(
+                "DELETE FROM gateway_routing WHERE session_key = ?", (session_key,)
+            ).rowcount
+        return bool(deleted)
 
     def create_routed_session(
         self,

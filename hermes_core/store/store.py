@@ -38,7 +38,6 @@ from .lifecycle_queries import read_state as _read_state
 from .lifecycle_queries import write_state as _write_state
 from .lookup import resolve_reference
 from .routed_sessions import RoutingStore
-from .routing import SqliteRouting
 from .rows import (
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
@@ -104,10 +103,9 @@ class SessionStore:
         """What prune, archive and the automatic clean-up read and write."""
         self.imports = SqliteImportBookkeeping(self._connection, events)
         """Import writes and bookkeeping (their sessions fire the plugin events)."""
-        self.routing = SqliteRouting(self._connection)
-        """The raw session-key routes (what migrate and imports copy)."""
-        self.gateway_routing = RoutingStore(self)
-        """The gateway's routed sessions, recovery reads, home channels and repair."""
+        self.routing = RoutingStore(self)
+        """The routing table: the gateway's routed sessions, recovery reads, home channels
+        and repair, and the raw rows migrate and imports copy."""
 
     @classmethod
     def open(cls, home: Path | str, *, events: SessionEvents | None = None) -> SessionStore:

@@ -112,7 +112,7 @@ def test_two_gateways_on_one_store_route_a_new_chat_to_one_session(
     try:
         [session] = webhook_sessions(store)
         assert sorted(user_texts(store.messages(session.id))) == sorted(texts)
-        assert [r.session_id for r in store.gateway_routing.routes()] == [session.id]
+        assert [r.session_id for r in store.routing.routes()] == [session.id]
     finally:
         store.close()
 
@@ -149,7 +149,7 @@ def test_repair_routing_reports_and_applies_on_the_configured_store(
     store = open_shared(store_url)
     try:
         now = time.time()
-        donor = store.gateway_routing.create_routed_session(key, origin, now=now - 600)
+        donor = store.routing.create_routed_session(key, origin, now=now - 600)
         store.append_message(donor.id, Message(role="user", content="a", timestamp=now - 590))
         orphan = store.create_session("webhook", started_at=now - 500, user_id="u7")
         store.append_message(orphan.id, Message(role="user", content="b", timestamp=now - 490))
@@ -169,7 +169,7 @@ def test_repair_routing_reports_and_applies_on_the_configured_store(
     store = open_shared(store_url)
     try:
         assert store.get_session(donor.id).end_reason == "superseded_by_repair"
-        route = store.gateway_routing.route(key)
+        route = store.routing.route(key)
         assert route is not None and route.session_id == orphan.id
     finally:
         store.close()

@@ -1,4 +1,4 @@
-"""``Store.gateway_routing`` (``GatewayRouting``): routed sessions, insert-if-absent claims,
+"""``Store.routing`` (``GatewayRouting``): routed sessions, insert-if-absent claims,
 recovery reads, home channels, re-sent message ids and repair-routing, on every backend."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ ORIGIN = RouteOrigin(platform="webhook", chat_id="chat-1", chat_type="dm", user_
 
 
 def test_a_routed_session_is_created_with_its_route(store: Store, events: EventLog) -> None:
-    table = store.gateway_routing
+    table = store.routing
     session = table.create_routed_session(KEY, ORIGIN, model="m", now=100.0)
     assert (
         len(session.id.rsplit("_", 1)[1]) == 8
@@ -31,7 +31,7 @@ def test_a_routed_session_is_created_with_its_route(store: Store, events: EventL
 
 
 def test_claim_route_adopts_the_winner(store: Store, events: EventLog) -> None:
-    table = store.gateway_routing
+    table = store.routing
     first, created = table.claim_route(KEY, ORIGIN, expected=None, now=100.0)
     assert created
     # Another gateway saw no route either (expected None) but lost the race: it adopts.
@@ -55,7 +55,7 @@ def test_concurrent_claims_from_two_connections_make_one_session(
 
     def claim(one: Store) -> None:
         barrier.wait()
-        session, created = one.gateway_routing.claim_route(KEY, ORIGIN, expected=None)
+        session, created = one.routing.claim_route(KEY, ORIGIN, expected=None)
         with lock:
             results.append((session.id, created))
 
@@ -70,7 +70,7 @@ def test_concurrent_claims_from_two_connections_make_one_session(
 
 
 def test_keyed_sessions_rank_by_real_activity_and_respect_reset(store: Store) -> None:
-    table = store.gateway_routing
+    table = store.routing
     older = table.create_routed_session(KEY, ORIGIN, now=100.0)
     store.append_message(older.id, Message(role="user", content="hi", timestamp=150.0))
     assert table.real_activity(older.id) == 150.0
@@ -87,7 +87,7 @@ def test_keyed_sessions_rank_by_real_activity_and_respect_reset(store: Store) ->
 
 
 def test_point_stamps_the_key_and_reopens_a_reaped_session(store: Store) -> None:
-    table = store.gateway_routing
+    table = store.routing
     plain = store.create_session("webhook")
     store.end_session(plain.id, "startup_orphan_reap")
     table.point(KEY, plain.id, ORIGIN, now=300.0)
@@ -100,7 +100,7 @@ def test_point_stamps_the_key_and_reopens_a_reaped_session(store: Store) -> None
 
 
 def test_home_channels(store: Store) -> None:
-    table = store.gateway_routing
+    table = store.routing
     assert table.home("webhook") is None
     table.set_home("webhook", "chat-9", None)
     table.set_home("webhook", "chat-7", "t1")
@@ -108,7 +108,7 @@ def test_home_channels(store: Store) -> None:
 
 
 def test_a_platform_message_id_is_remembered_once(store: Store) -> None:
-    table = store.gateway_routing
+    table = store.routing
     session = table.create_routed_session(KEY, ORIGIN)
     assert table.delivered(KEY, "m-1") is None
     assert table.mark_delivered(KEY, "m-1", session.id)
@@ -118,7 +118,7 @@ def test_a_platform_message_id_is_remembered_once(store: Store) -> None:
 
 
 def test_repair_adopts_an_orphan_and_retires_its_donor(store: Store) -> None:
-    table = store.gateway_routing
+    table = store.routing
     donor = table.create_routed_session(KEY, ORIGIN, now=100.0)
     store.append_message(donor.id, Message(role="user", content="a", timestamp=110.0))
     orphan = store.create_session("webhook", started_at=200.0)

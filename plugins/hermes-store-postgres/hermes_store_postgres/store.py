@@ -31,7 +31,6 @@ from .connection import open_pool
 from .imports import PostgresImportBookkeeping
 from .lifecycle import PostgresLifecycle
 from .lookup import resolve_reference
-from .routed_sessions import PostgresGatewayRouting
 from .routing import PostgresRouting
 from .schema import migrate
 from .search import PostgresSearchIndex
@@ -78,10 +77,9 @@ class PostgresStore:
         """What prune, archive and the automatic clean-up read and write."""
         self.imports = PostgresImportBookkeeping(self._db, events)
         """Import writes and bookkeeping (their sessions fire the plugin events)."""
-        self.routing = PostgresRouting(self._db)
-        """The raw session-key routes (what migrate and imports copy)."""
-        self.gateway_routing = PostgresGatewayRouting(self._db, self.get_session, events)
-        """The gateway's routed sessions, recovery reads, home channels and repair."""
+        self.routing = PostgresRouting(self._db, self.get_session, events)
+        """The routing table: the gateway's routed sessions, recovery reads, home channels
+        and repair, and the raw rows migrate and imports copy."""
 
     @property
     def url(self) -> str:
