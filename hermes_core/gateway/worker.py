@@ -105,9 +105,13 @@ class _BridgeListener(TurnListener):
         self._on_stored = on_stored
 
     def on_user_turn(self, session_id: str) -> None:
-        if self._on_stored is not None:
-            self._on_stored(session_id)
         self._bridge.stored(session_id)
+        if self._on_stored is not None:
+            try:
+                self._on_stored(session_id)
+            except StoreError as error:
+                # The turn is stored and acknowledged; only duplicate detection is lost.
+                log.warning("could not remember the platform message id: %s", error)
 
     def on_text(self, delta: str) -> None:
         self._bridge.text(delta)
