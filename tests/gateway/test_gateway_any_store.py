@@ -62,7 +62,7 @@ def webhook_sessions(store: Store) -> list[Any]:
     return [s for s in store.select_sessions() if s.source == "webhook"]
 
 
-def test_a_conversation_continues_its_session_after_a_restart(
+def test_a_conversation_continues_its_session_after_kill_9_and_restart(
     tmp_path: Path, standin: OpenAIStandIn, store_url: str
 ) -> None:
     home = gateway_home(tmp_path / "home", standin, store_url)
@@ -73,7 +73,7 @@ def test_a_conversation_continues_its_session_after_a_restart(
         status_out = run_hermes(home, "gateway", "status")
         assert status_out.returncode == 0, status_out.stderr
         assert "Routed chats: 1 (webhook: 1)" in status_out.stdout
-        assert gateway.terminate() == 0
+        gateway.kill()  # kill -9: no clean stop
     with GatewayProcess(home) as gateway:
         status, second = send_signed(gateway.addresses["webhook"], {**chat, "text": "second"})
         assert status == 200 and second["session_id"] == first["session_id"], second
