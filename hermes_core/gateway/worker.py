@@ -227,10 +227,6 @@ class EventWorker:
         context = self._context()
         origin = self.rules.origin(event)
         command = parse_command(event.text)
-        if command is not None:
-            bridge.finish(self._command(context, session_key, origin, command))
-            return
-        started, cpu = time.perf_counter(), time.thread_time()
         if event.message_id is not None:
             seen = context.router.table.delivered(session_key, event.message_id)
             if seen is not None:
@@ -245,6 +241,14 @@ class EventWorker:
                     )
                 )
                 return
+        if command is not None:
+            reply = self._command(context, session_key, origin, command)
+            if event.message_id is not None and reply.session_id is not None and not reply.error:
+                # A re-sent /new must not start a second session.
+                context.router.table.mark_delivered(session_key, event.message_id, reply.session_id)
+            bridge.finish(reply)
+            return
+        started, cpu = time.perf_counter(), time.thread_time()
         session = context.router.resolve(session_key, origin, model=self.settings.model).session
         session = self._apply_policy(context, session_key, origin, session)
         routing, routing_cpu = time.perf_counter() - started, time.thread_time() - cpu

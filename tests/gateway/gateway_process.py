@@ -151,10 +151,13 @@ def post(
         return error.code, json.loads(error.read() or b"{}")
 
 
-def send_signed(url: str, payload: dict[str, Any], **kwargs: Any) -> tuple[int, dict[str, Any]]:
-    """A correctly signed webhook request."""
+def send_signed(
+    url: str, payload: dict[str, Any], *, timestamp: int | None = None, **kwargs: Any
+) -> tuple[int, dict[str, Any]]:
+    """A correctly signed webhook request (signed now, or at ``timestamp``: a platform
+    re-sending a message signs it anew, so the replay check does not refuse it)."""
     body = json.dumps(payload).encode()
-    stamp = str(int(time.time()))
+    stamp = str(int(time.time()) if timestamp is None else timestamp)
     headers = {"X-Hermes-Timestamp": stamp, "X-Hermes-Signature": sign(body, stamp)}
     return post(url, body, headers, **kwargs)
 

@@ -126,16 +126,23 @@ def test_a_re_sent_message_id_is_stored_once(
         url = gateway.addresses["webhook"]
         status, first = send_signed(url, event)
         assert status == 200 and first["reply"] == "noted", first
-        status, again = send_signed(url, event)
+        resent = int(time.time()) - 5  # signed anew, as a platform re-sending it would
+        status, again = send_signed(url, event, timestamp=resent)
         assert status == 200 and again["session_id"] == first["session_id"], again
         assert again["reply"] == "This message was already received." and again["command"]
         status, other = send_signed(url, {**event, "message_id": "m-2", "text": "next"})
         assert status == 200 and other["reply"] == "noted", other
+        fresh = {**event, "message_id": "m-3", "text": "/new"}
+        status, started = send_signed(url, fresh)
+        assert status == 200 and started["session_id"] != first["session_id"], started
+        status, repeated = send_signed(url, fresh, timestamp=resent - 5)
+        assert status == 200 and repeated["session_id"] == started["session_id"], repeated
         assert gateway.terminate() == 0
     store = open_shared(store_url)
     try:
-        [session] = webhook_sessions(store)
-        assert user_texts(store.messages(session.id)) == ["only once", "next"]
+        sessions = {s.id: s for s in webhook_sessions(store)}
+        assert set(sessions) == {first["session_id"], started["session_id"]}
+        assert user_texts(store.messages(first["session_id"])) == ["only once", "next"]
     finally:
         store.close()
 
