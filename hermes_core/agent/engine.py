@@ -35,7 +35,7 @@ from .streaming import CallOutcome, call_model
 from .tools import Toolbox
 
 if TYPE_CHECKING:
-    from hermes_core.store import SessionStore
+    from hermes_core.store.protocol import Store
 
 MAX_TOOL_ROUNDS = 8
 """Model calls in one turn at most: the model may chain tool calls this many times."""
@@ -50,7 +50,7 @@ class TurnEngine:
 
     def __init__(
         self,
-        store: SessionStore,
+        store: Store,
         provider: ModelProvider,
         settings: ModelSettings,
         *,
@@ -81,6 +81,7 @@ class TurnEngine:
         listener = listener or _SILENT
         user_turn = Message(role="user", content=text, timestamp=self._clock())
         self.store.append_message(session_id, user_turn)
+        listener.on_user_turn(session_id)
         totals = TokenUsage(0, 0)
         calls: list[ToolCall] = []
         history = self.store.messages(session_id)

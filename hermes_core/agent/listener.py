@@ -12,6 +12,10 @@ class TurnListener:
     sends). Every method does nothing here: subclass and override the ones you need. They are
     called on the thread that runs the turn."""
 
+    def on_user_turn(self, session_id: str) -> None:
+        """The user's turn is committed to the store in ``session_id`` (the gateway
+        acknowledges the platform's message at this moment, not before)."""
+
     def on_text(self, delta: str) -> None:
         """A piece of the answer's text arrived."""
 

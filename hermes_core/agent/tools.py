@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_hookspecs import ToolCall
 
 if TYPE_CHECKING:
-    from hermes_core.store import SessionStore
+    from hermes_core.store.protocol import Store
 
 ToolExecutor = Callable[[dict[str, Any]], str]
 """Runs one call with its parsed JSON arguments and returns the output text."""
@@ -49,7 +49,7 @@ class Toolbox:
             self.add(tool)
 
     @classmethod
-    def default(cls, store: SessionStore) -> Toolbox:
+    def default(cls, store: Store) -> Toolbox:
         """What the agent has unless told otherwise: ``session_search`` over ``store``."""
         return cls([session_search_tool(store)])
 
@@ -88,7 +88,7 @@ class Toolbox:
             return error_output(f"{call.name} failed: {type(error).__name__}: {error}")
 
 
-def session_search_tool(store: SessionStore) -> Tool:
+def session_search_tool(store: Store) -> Tool:
     """``session_search`` (SPEC Q1–Q3) over ``store``, with its output as JSON text."""
     from hermes_core.search.tool import SESSION_SEARCH_TOOL, session_search
 

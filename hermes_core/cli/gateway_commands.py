@@ -11,21 +11,13 @@ from .context import CliContext, cli_context
 from .errors import fail, handle_user_errors
 
 if TYPE_CHECKING:
-    from hermes_core.store import SessionStore
+    from hermes_core.store.protocol import Store
 
 
-def _sqlite_store(context: CliContext) -> SessionStore:
-    """The configured store, which the gateway's routing needs to be the SQLite one (for now)."""
-    from hermes_core.store import SessionStore
-    from hermes_core.store.backends import redacted
-
-    store = context.store
-    if not isinstance(store, SessionStore):
-        raise fail(
-            "the gateway and its routing work on the SQLite store only for now "
-            f"(store.url is {redacted(context.store_url)})"
-        )
-    return store
+def _configured_store(context: CliContext) -> Store:
+    """The configured store (SQLite or any backend plugin: the gateway's routing is part of
+    the store protocol). Opening it runs the automatic clean-up when it is switched on."""
+    return context.store
 
 
 def register(app: typer.Typer) -> None:
@@ -47,10 +39,11 @@ def register(app: typer.Typer) -> None:
         context = cli_context(ctx)
         config = context.config
         arm_auto_clean(context)
-        _ = _sqlite_store(context)  # runs the automatic clean-up when it is switched on (SPEC L3)
+        _ = _configured_store(context)  # runs the automatic clean-up when switched on (L3)
+        store_url = context.store_url
         context.close()
         configure_logging()
-        asyncio.run(serve(context.home, config, context.host))
+        asyncio.run(serve(context.home, config, context.host, store_url=store_url))
 
     @gateway.command("status")
     @handle_user_errors
@@ -59,7 +52,6 @@ def register(app: typer.Typer) -> None:
         Exits 1 when it is not running."""
         from hermes_core.gateway.mirror import mirror_path
         from hermes_core.gateway.service import read_status
-        from hermes_core.store.routed_sessions import RoutingStore
 
         context = cli_context(ctx)
         found = read_status(context.home)
@@ -80,7 +72,7 @@ def register(app: typer.Typer) -> None:
                     typer.echo(f"  {platform['name']}: running{where}")
                 else:
                     typer.echo(f"  {platform['name']}: not running — {platform.get('problem')}")
-        routes = RoutingStore(_sqlite_store(context)).routes()
+        routes = _configured_store(context).routing.routes()
         counts: dict[str, int] = {}
         for route in routes:
             counts[route.platform] = counts.get(route.platform, 0) + 1
@@ -121,11 +113,11 @@ def register_repair(sessions: typer.Typer) -> None:
         continue, on unambiguous evidence only (report-only unless --apply)."""
         from hermes_core.gateway.repair import apply_repairs, plan_repairs
         from hermes_core.gateway.service import read_status
-        from hermes_core.store.routed_sessions import RoutingStore
+        from hermes_core.store import SessionStore
 
         context = cli_context(ctx)
-        store = _sqlite_store(context)
-        table = RoutingStore(store)
+        store = _configured_store(context)
+        table = store.routing
         plan = plan_repairs(table, max_gap_seconds=max_gap_seconds)
         if not plan:
             typer.echo("No orphaned gateway sessions: every session with messages is routed.")
@@ -141,7 +133,11 @@ def register_repair(sessions: typer.Typer) -> None:
             if repairable:
                 typer.echo(
                     "Nothing was changed. Stop the gateway, then run with --apply to adopt them "
-                    "(a backup of state.db is made first)."
+                    + (
+                        "(a backup of state.db is made first)."
+                        if isinstance(store, SessionStore)
+                        else "(no file backup is made on this store: take one with pg_dump first)."
+                    )
                 )
             return
         if not repairable:
@@ -153,8 +149,15 @@ def register_repair(sessions: typer.Typer) -> None:
                 "gateway keeps the old routing in memory and would write over the repair"
             )
         typer.echo("Make sure the gateway is stopped: a running one would write over the repair.")
-        backup = store.backup()
-        typer.echo(f"Backup written to {backup}")
+        if isinstance(store, SessionStore):
+            backup = store.backup()
+            typer.echo(f"Backup written to {backup}")
+        else:
+            typer.echo(
+                f"No file backup on {store.url}: this store is a database server "
+                "(use pg_dump beforehand to keep a copy); applying the repairs in one "
+                "transaction each."
+            )
         done = apply_repairs(table, plan)
         for adoption in done:
             donor = adoption.donor.session_id if adoption.donor else "?"

@@ -21,7 +21,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Literal
 
-from hermes_core.store.routed_sessions import RepairRow, RoutingStore
+from hermes_core.store.protocol import RoutingTable
+from hermes_core.store.routed_sessions import RepairRow
 
 DEFAULT_MAX_GAP_SECONDS = 900.0
 
@@ -64,7 +65,7 @@ class Adoption:
 
 
 def plan_repairs(
-    table: RoutingStore, *, max_gap_seconds: float = DEFAULT_MAX_GAP_SECONDS
+    table: RoutingTable, *, max_gap_seconds: float = DEFAULT_MAX_GAP_SECONDS
 ) -> list[Adoption]:
     """What repair-routing would do for each orphan (nothing is written)."""
     orphans = table.orphan_candidates()
@@ -124,7 +125,7 @@ def plan_repairs(
     return resolved
 
 
-def apply_repairs(table: RoutingStore, adoptions: list[Adoption]) -> list[Adoption]:
+def apply_repairs(table: RoutingTable, adoptions: list[Adoption]) -> list[Adoption]:
     """Carry out the repairable adoptions; returns those done."""
     done = []
     for adoption in adoptions:

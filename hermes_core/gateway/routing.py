@@ -5,12 +5,15 @@
 and platform identity aliases collapsing first (a WhatsApp LID and the phone number of the same
 person are one identity once ``gateway.identity_aliases.whatsapp`` maps them).
 
-:class:`Router` owns ``gateway_routing`` (through the store's :class:`RoutingStore`) and the
+:class:`Router` owns ``gateway_routing`` (through the store's ``routing`` facet, any
+backend) and the
 ``sessions.json`` mirror. Every event is resolved against the store, never a cache: the chat
 goes on in the session of its key with the most recent *real* activity (its last message), so a
 stale routing row never wins; nothing older than the key's last intentional reset (``/new``,
 ``/reset``, a reset policy) is resumed; a routing row that is missing or points elsewhere is
-rewritten then (the repair of a routing write that once failed).
+rewritten then (the repair of a routing write that once failed). A chat's first session is
+claimed with insert-if-absent (:meth:`RoutingTable.claim_route`): when two gateways on one
+database see the same new chat at once, one creates the session and the other adopts it.
 """
 
 from __future__ import annotations
@@ -22,11 +25,11 @@ from typing import TYPE_CHECKING
 
 from hermes_hookspecs import PlatformEvent, Session, build_session_key
 
-from hermes_core.store.routed_sessions import KeyedSession, RouteOrigin, RoutingStore
+from hermes_core.store.routed_sessions import KeyedSession, RouteOrigin
 
 if TYPE_CHECKING:
     from hermes_core.config import Config
-    from hermes_core.store import SessionStore
+    from hermes_core.store.protocol import Store
 
     from .mirror import SessionsMirror
 
@@ -108,13 +111,13 @@ class Router:
 
     def __init__(
         self,
-        store: SessionStore,
+        store: Store,
         *,
         mirror: SessionsMirror | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
-        self.table = RoutingStore(store)
+        self.table = store.routing
         self._mirror = mirror
         self._clock = clock
 
@@ -162,13 +165,17 @@ class Router:
         """The session the chat goes on in, creating it (with its routing row, in one
         transaction) when there is none, and rewriting a missing or stale routing row."""
         found = self.current(session_key)
+        route = self.table.route(session_key)
         if found is None:
-            created = self.table.create_routed_session(
-                session_key, origin, model=model, now=self._clock()
+            claimed, created = self.table.claim_route(
+                session_key,
+                origin,
+                expected=route.session_id if route is not None else None,
+                model=model,
+                now=self._clock(),
             )
             self._write_mirror()
-            return Resolution(created, created=True)
-        route = self.table.route(session_key)
+            return Resolution(claimed, created=created)
         session = self.store.get_session(found.session_id)
         stale = route is None or route.session_id != found.session_id
         if stale or session.session_key is None or not session.is_active:

@@ -134,8 +134,10 @@ async def serve(
     env: Mapping[str, str] | None = None,
     clock: Callable[[], float] = time.time,
     stop: asyncio.Event | None = None,
+    store_url: str | None = None,
 ) -> None:
-    """Run the gateway until ``stop`` is set (by SIGINT/SIGTERM when not given)."""
+    """Run the gateway until ``stop`` is set (by SIGINT/SIGTERM when not given), on the store
+    at ``store_url`` (None: the home's ``state.db``)."""
     from hermes_core.agent import load_model_settings, open_provider
 
     from .mirror import SessionsMirror, mirror_path
@@ -162,6 +164,7 @@ async def serve(
         policy=ResetPolicy.from_config(config),
         mirror=mirror,
         clock=clock,
+        store_url=store_url,
     )
     gateway = Gateway(worker, workers=int(config["gateway.workers"]))
     adapters: dict[str, object] = dict(host.platforms())

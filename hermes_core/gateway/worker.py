@@ -3,8 +3,10 @@ turn engine (which stores the user turn, calls the model and stores the answer).
 
 Each worker thread has its own store connection, router and turn engine (a ``SessionStore`` is
 meant for one thread). The gateway writes no message itself: every user turn and answer goes
-through :meth:`TurnEngine.run_turn`. The moment the user turn is committed is observed through
-:class:`NotifyingStore`, so an adapter can acknowledge the event then and not before.
+through :meth:`TurnEngine.run_turn`. The moment the user turn is committed reaches the event
+through the turn listener, so an adapter can acknowledge the event then and not before; the
+platform's message id (when the event has one) is remembered then, so a re-sent message is
+acknowledged without being stored twice.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from hermes_hookspecs import GatewayReply, Message, PlatformEvent, Session
 
 from hermes_core.agent import TurnEngine, TurnListener
 from hermes_core.store import SessionEvents, SessionStore, StoreError
+from hermes_core.store.protocol import Store
 from hermes_core.store.routed_sessions import RouteOrigin
 
 from .commands import ChatCommand, parse_command
@@ -39,7 +42,8 @@ log = logging.getLogger("hermes.gateway")
 
 
 class NotifyingStore(SessionStore):
-    """A store that tells its thread's current event when a user turn has been committed."""
+    """A store that measures its writes for the debug timing line (the moment a user turn is
+    committed reaches the event through the turn listener's ``on_user_turn``)."""
 
     def __init__(
         self,
@@ -49,7 +53,6 @@ class NotifyingStore(SessionStore):
         write_lock: threading.Lock | None = None,
     ) -> None:
         super().__init__(path, events=events, write_lock=write_lock)
-        self.on_user_turn: Callable[[str], None] | None = None
         self.write_seconds = 0.0
         """Time spent writing messages and usage (the store's share of a turn, for the
         debug timing line); ``write_cpu_seconds`` the CPU time of it on this thread."""
@@ -70,9 +73,10 @@ class NotifyingStore(SessionStore):
         )
         self.write_seconds += time.perf_counter() - started
         self.write_cpu_seconds += time.thread_time() - cpu
-        if self.on_user_turn is not None and any(m.role == "user" for m in batch):
-            self.on_user_turn(session_id)
         return ids
+
+    def __enter__(self) -> NotifyingStore:
+        return self
 
     def record_usage(self, session_id: str, **usage: Any) -> None:
         started, cpu = time.perf_counter(), time.thread_time()
@@ -83,14 +87,31 @@ class NotifyingStore(SessionStore):
 
 @dataclass
 class _ThreadContext:
-    store: NotifyingStore
+    store: Store
     router: Router
     engine: TurnEngine
 
+    @property
+    def write_timing(self) -> NotifyingStore | None:
+        """The SQLite store that measures its writes (other backends are not measured)."""
+        return self.store if isinstance(self.store, NotifyingStore) else None
+
 
 class _BridgeListener(TurnListener):
-    def __init__(self, bridge: DeliveryBridge) -> None:
+    def __init__(
+        self, bridge: DeliveryBridge, on_stored: Callable[[str], None] | None = None
+    ) -> None:
         self._bridge = bridge
+        self._on_stored = on_stored
+
+    def on_user_turn(self, session_id: str) -> None:
+        self._bridge.stored(session_id)
+        if self._on_stored is not None:
+            try:
+                self._on_stored(session_id)
+            except StoreError as error:
+                # The turn is stored and acknowledged; only duplicate detection is lost.
+                log.warning("could not remember the platform message id: %s", error)
 
     def on_text(self, delta: str) -> None:
         self._bridge.text(delta)
@@ -121,8 +142,11 @@ class EventWorker:
         mirror: SessionsMirror | None,
         clock: Callable[[], float] = time.time,
         system_prompt: str | None = None,
+        store_url: str | None = None,
     ) -> None:
         self.home = home
+        self.store_url = store_url
+        """``store.url`` (None: the home's ``state.db``); any backend with the routing facet."""
         self.host = host
         self.provider = provider
         self.settings = settings
@@ -133,18 +157,14 @@ class EventWorker:
         self.system_prompt = system_prompt
         self.in_flight = TurnsInFlight()
         self._local = threading.local()
-        self._opened: list[NotifyingStore] = []
+        self._opened: list[Store] = []
         self._opened_lock = threading.Lock()
         self._write_lock = threading.Lock()
 
     def _context(self) -> _ThreadContext:
         context: _ThreadContext | None = getattr(self._local, "context", None)
         if context is None:
-            from hermes_core.store import STATE_DB_NAME
-
-            store = NotifyingStore(
-                self.home / STATE_DB_NAME, events=self.host, write_lock=self._write_lock
-            )
+            store = self._open_store()
             with self._opened_lock:
                 self._opened.append(store)
             router = Router(store, mirror=self.mirror, clock=self.clock)
@@ -158,6 +178,17 @@ class EventWorker:
             context = _ThreadContext(store, router, engine)
             self._local.context = context
         return context
+
+    def _open_store(self) -> Store:
+        """This thread's store: a measuring SQLite store, or the configured backend's."""
+        from hermes_core.store import STATE_DB_NAME
+        from hermes_core.store.backends import SQLITE_SCHEME, open_url, sqlite_path, url_scheme
+
+        url = self.store_url
+        if url is None or url_scheme(url) == SQLITE_SCHEME:
+            path = self.home / STATE_DB_NAME if url is None else sqlite_path(url)
+            return NotifyingStore(path, events=self.host, write_lock=self._write_lock)
+        return open_url(url, events=self.host, host=self.host)
 
     def close(self) -> None:
         """Close every worker thread's store (after the threads are done)."""
@@ -196,26 +227,54 @@ class EventWorker:
         context = self._context()
         origin = self.rules.origin(event)
         command = parse_command(event.text)
+        if event.message_id is not None:
+            seen = context.router.table.delivered(session_key, event.message_id)
+            if seen is not None:
+                # A platform re-sent a message it had no acknowledgement for: it is stored.
+                log.info(
+                    "%s: message %s was already stored; not again", session_key, event.message_id
+                )
+                bridge.stored(seen)
+                bridge.finish(
+                    GatewayReply(
+                        text="This message was already received.", session_id=seen, command=True
+                    )
+                )
+                return
         if command is not None:
-            bridge.finish(self._command(context, session_key, origin, command))
+            reply = self._command(context, session_key, origin, command)
+            if event.message_id is not None and reply.session_id is not None and not reply.error:
+                # A re-sent /new must not start a second session.
+                context.router.table.mark_delivered(session_key, event.message_id, reply.session_id)
+            bridge.finish(reply)
             return
         started, cpu = time.perf_counter(), time.thread_time()
         session = context.router.resolve(session_key, origin, model=self.settings.model).session
         session = self._apply_policy(context, session_key, origin, session)
         routing, routing_cpu = time.perf_counter() - started, time.thread_time() - cpu
         self.in_flight.begin(session.id)
-        context.store.on_user_turn = bridge.stored
-        context.store.write_seconds = context.store.write_cpu_seconds = 0.0
+        message_id = event.message_id
+        table = context.router.table
+
+        def remember(stored_in: str) -> None:
+            if message_id is not None:
+                table.mark_delivered(session_key, message_id, stored_in)
+
+        measured = context.write_timing
+        if measured is not None:
+            measured.write_seconds = measured.write_cpu_seconds = 0.0
         started = time.perf_counter()
         try:
             result = context.engine.run_turn(
-                session.id, event_text(event), listener=_BridgeListener(bridge), cancel=cancel
+                session.id,
+                event_text(event),
+                listener=_BridgeListener(bridge, remember),
+                cancel=cancel,
             )
         finally:
-            context.store.on_user_turn = None
             self.in_flight.end(session.id)
-        if log.isEnabledFor(logging.DEBUG):
-            turn, writes = time.perf_counter() - started, context.store.write_seconds
+        if measured is not None and log.isEnabledFor(logging.DEBUG):
+            turn, writes = time.perf_counter() - started, measured.write_seconds
             log.debug(
                 "timing %s routing_ms=%.3f store_ms=%.3f turn_ms=%.3f "
                 "routing_cpu_ms=%.3f store_cpu_ms=%.3f",
@@ -224,7 +283,7 @@ class EventWorker:
                 writes * 1000,
                 turn * 1000,
                 routing_cpu * 1000,
-                context.store.write_cpu_seconds * 1000,
+                measured.write_cpu_seconds * 1000,
             )
         if result.session_id != session.id:
             # A compression continuation took the route over in its own transaction; the

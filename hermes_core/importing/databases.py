@@ -359,7 +359,7 @@ class DatabaseImport:
         if self.routing is None:
             return
         for route in imported.routes:
-            existing = self.routing.route(route.session_key)
+            existing = self.routing.record(route.session_key)
             if existing is None:
                 self.routing.set_route(_route_record(route, session_id))
                 self.outcome.routes_added += 1

@@ -197,7 +197,7 @@ def migrate_store(
             target.get_session(session_id)
         except SessionNotFound:
             messages += _copy_session(source, target, session_id, batch)
-    routes = source.routing.routes()
+    routes = source.routing.records()
     for route in routes:
         target.routing.set_route(route)
     files = source.imports.load_files()
@@ -216,7 +216,7 @@ def _verify(source: Store, target: Store, order: list[str], routes: int, files: 
     for what, expected, found in (
         ("sessions", mine.total_sessions, theirs.total_sessions),
         ("messages", mine.total_messages, theirs.total_messages),
-        ("routing rows", routes, len(target.routing.routes())),
+        ("routing rows", routes, len(target.routing.records())),
         ("import records", files, len(target.imports.load_files())),
     ):
         if expected != found:

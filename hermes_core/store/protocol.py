@@ -9,7 +9,8 @@ backend against it.
 A store has the session facade's own methods (:class:`Store`) and four facets for the
 engines with many small queries: :attr:`Store.search_index` (:class:`SearchIndex`),
 :attr:`Store.lifecycle` (:class:`LifecycleQueries`), :attr:`Store.imports`
-(:class:`ImportBookkeeping`) and :attr:`Store.routing` (:class:`RoutingTable`). Rows that only an engine reads cross as plain tuples, named by
+(:class:`ImportBookkeeping`) and :attr:`Store.routing` (:class:`RoutingTable`: the gateway's routing and the raw rows that
+migrate and import copy). Rows that only an engine reads cross as plain tuples, named by
 the aliases below.
 """
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from .imports import ImportedTotals, ImportFileRecord
     from .insight_rows import InsightRows
     from .maintenance import SizeSplit, StoreStats
+    from .routed_sessions import KeyedSession, RepairRow, Route, RouteOrigin
     from .routing import RouteRecord
 
 MessageRow = tuple[int, str, str | None, float | None, str | None, str | None]
@@ -207,12 +209,59 @@ class ImportBookkeeping(Protocol):
 
 
 class RoutingTable(Protocol):
-    """The ``gateway_routing`` rows (see :mod:`.routing`)."""
+    """The routing facet: what the gateway (``hermes_core.gateway``) reads and writes —
+    routed sessions with their ``gateway_routing`` rows, recovery candidates, home channels,
+    repair-routing, the platform message ids already stored — and the raw rows
+    (:class:`~.routing.RouteRecord`) that migrate and the database importers copy. The SQLite
+    one is :mod:`.routed_sessions`.
 
-    def route(self, session_key: str) -> RouteRecord | None: ...
-    def routes(self, platform: str | None = None) -> list[RouteRecord]: ...
+    Every creation writes the session row and its routing row in one transaction;
+    :meth:`claim_route` is insert-if-absent across processes, so two gateways on one database
+    never route one chat to two sessions.
+    """
+
+    def route(self, session_key: str) -> Route | None: ...
+    def routes(self) -> list[Route]: ...
+    def record(self, session_key: str) -> RouteRecord | None: ...
+    def records(self, platform: str | None = None) -> list[RouteRecord]: ...
     def set_route(self, record: RouteRecord) -> None: ...
     def delete_route(self, session_key: str) -> bool: ...
+    def keyed_sessions(self, session_key: str) -> list[KeyedSession]: ...
+    def reset_boundary(self, session_key: str) -> float | None: ...
+    def real_activity(self, session_id: str) -> float: ...
+    def create_routed_session(
+        self,
+        session_key: str,
+        origin: RouteOrigin,
+        *,
+        title: str | None = None,
+        model: str | None = None,
+        replaces: tuple[str, str] | None = None,
+        parent: tuple[str, ParentKind] | None = None,
+        now: float | None = None,
+    ) -> Session: ...
+    def claim_route(
+        self,
+        session_key: str,
+        origin: RouteOrigin,
+        *,
+        expected: str | None,
+        model: str | None = None,
+        now: float | None = None,
+    ) -> tuple[Session, bool]: ...
+    def point(
+        self, session_key: str, session_id: str, origin: RouteOrigin, *, now: float | None = None
+    ) -> None: ...
+    def clear(self, session_key: str) -> None: ...
+    def set_home(self, platform: str, chat_id: str, thread_id: str | None) -> None: ...
+    def home(self, platform: str) -> tuple[str, str | None] | None: ...
+    def orphan_candidates(self) -> list[RepairRow]: ...
+    def keyed_rows(self, sources: Iterable[str]) -> list[RepairRow]: ...
+    def adopt(
+        self, orphan_id: str, donor_id: str, evidence: str, *, now: float | None = None
+    ) -> str: ...
+    def delivered(self, session_key: str, message_id: str) -> str | None: ...
+    def mark_delivered(self, session_key: str, message_id: str, session_id: str) -> bool: ...
 
 
 @runtime_checkable
@@ -287,8 +336,17 @@ class Store(Protocol):
     def insight_rows(self, selection: SessionFilter | None = None) -> InsightRows: ...
 
     # messages
-    def append_message(self, session_id: str, message: Message) -> int: ...
-    def append_messages(self, session_id: str, messages: Iterable[Message]) -> range: ...
+    def append_message(
+        self, session_id: str, message: Message, *, input_tokens: int = 0, output_tokens: int = 0
+    ) -> int: ...
+    def append_messages(
+        self,
+        session_id: str,
+        messages: Iterable[Message],
+        *,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+    ) -> range: ...
     def update_message_content(self, message_id: int, content: str) -> None: ...
     def messages(self, session_id: str) -> list[Message]: ...
     def iter_messages(self, session_id: str, *, batch: int = 500) -> Iterator[Message]: ...

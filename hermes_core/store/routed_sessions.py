@@ -21,6 +21,7 @@ from hermes_hookspecs import ParentKind, Session
 from . import rowwrites
 from .connection import write_transaction
 from .errors import SessionNotFound
+from .routing import RouteRecord
 
 if TYPE_CHECKING:
     from .store import SessionStore
@@ -30,6 +31,8 @@ RECOVERABLE_END_REASONS = frozenset({"startup_orphan_reap"})
 BOUNDARY_END_REASONS = frozenset({"new_session", "reset"})
 """An intentional reset: nothing of the key older than it is ever resumed."""
 HOME_CHANNEL_PREFIX = "gateway.home:"
+DELIVERED_PREFIX = "gateway.delivered:"
+"""``state_meta`` keys of platform message ids already stored: prefix, key length, key, id."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +114,7 @@ class RepairRow:
     end_reason: str | None
 
 
+_RECORD_COLUMNS = "session_key, session_id, platform, origin, updated_at, expires_at"
 _REAL_ACTIVITY = (
     "coalesce((SELECT m.timestamp FROM messages m WHERE m.session_id = s.id "
     "ORDER BY m.id DESC LIMIT 1), s.started_at)"
@@ -118,7 +122,8 @@ _REAL_ACTIVITY = (
 
 
 class RoutingStore:
-    """``gateway_routing`` and the routed session rows, over one :class:`SessionStore`."""
+    """``gateway_routing`` and the routed session rows, over one :class:`SessionStore`: the
+    SQLite :class:`~hermes_core.store.protocol.RoutingTable` (``SessionStore.routing``)."""
 
     def __init__(self, store: SessionStore) -> None:
         self._store = store
@@ -175,7 +180,46 @@ class RoutingStore:
             raise SessionNotFound(f"no session {session_id}")
         return float(row[0])
 
+    def record(self, session_key: str) -> RouteRecord | None:
+        """The raw row of ``session_key`` (origin as stored JSON text), if any."""
+        row = self._db.execute(
+            f"SELECT {_RECORD_COLUMNS} FROM gateway_routing WHERE session_key = ?", (session_key,)
+        ).fetchone()
+        return None if row is None else RouteRecord(*row)
+
+    def records(self, platform: str | None = None) -> list[RouteRecord]:
+        """Every raw row (of ``platform``), by key: what migrate copies."""
+        where, params = ("WHERE platform = ? ", [platform]) if platform is not None else ("", [])
+        rows = self._db.execute(
+            f"SELECT {_RECORD_COLUMNS} FROM gateway_routing {where}ORDER BY session_key", params
+        )
+        return [RouteRecord(*row) for row in rows]
+
     # ------------------------------------------------------------------ writes
+
+    def set_route(self, record: RouteRecord) -> None:
+        """Insert or replace the raw row of ``record.session_key`` (migrate, imports)."""
+        with write_transaction(self._db) as db:
+            db.execute(
+                f"INSERT OR REPLACE INTO gateway_routing ({_RECORD_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    record.session_key,
+                    record.session_id,
+                    record.platform,
+                    record.origin,
+                    record.updated_at,
+                    record.expires_at,
+                ),
+            )
+
+    def delete_route(self, session_key: str) -> bool:
+        """Forget ``session_key``; whether there was such a row."""
+        with write_transaction(self._db) as db:
+            deleted = db.execute(
+                "DELETE FROM gateway_routing WHERE session_key = ?", (session_key,)
+            ).rowcount
+        return bool(deleted)
 
     def create_routed_session(
         self,
@@ -228,6 +272,70 @@ class RoutingStore:
             events.session_started(created)
             return created
         return self._store.get_session(session_id)
+
+    def claim_route(
+        self,
+        session_key: str,
+        origin: RouteOrigin,
+        *,
+        expected: str | None,
+        model: str | None = None,
+        now: float | None = None,
+    ) -> tuple[Session, bool]:
+        """Insert-if-absent for a key's next session, atomic across processes: when the
+        key's routing row still points at ``expected`` (None: there is no row, or it points
+        at nothing), create a routed session and point the key at it, in one ``BEGIN
+        IMMEDIATE`` transaction; otherwise another gateway won the race and its session is
+        adopted. Returns the session and whether it was created here."""
+        moment = time.time() if now is None else now
+        with write_transaction(self._db) as db:
+            row = db.execute(
+                "SELECT session_id FROM gateway_routing WHERE session_key = ?", (session_key,)
+            ).fetchone()
+            winner = row[0] if row else None
+            if winner is None or winner == expected:
+                fields = origin.session_fields(session_key)
+                if model is not None:
+                    fields["model"] = model
+                session_id = rowwrites.insert_session(
+                    db,
+                    source=origin.platform,
+                    session_id=None,
+                    gateway=True,
+                    started=moment,
+                    title=None,
+                    system_prompt=None,
+                    model_config=None,
+                    metadata=None,
+                    parent_session_id=None,
+                    parent_kind=None,
+                    fields=fields,
+                )
+                _upsert_route(db, session_key, session_id, origin, moment)
+            else:
+                session_id = str(winner)
+        session = self._store.get_session(session_id)
+        created = winner is None or winner == expected
+        if created and self._store.events is not None:
+            self._store.events.session_started(session)
+        return session, created
+
+    def delivered(self, session_key: str, message_id: str) -> str | None:
+        """The session a platform message id of this key was stored in, if it was."""
+        row = self._db.execute(
+            "SELECT value FROM state_meta WHERE key = ?", (delivered_key(session_key, message_id),)
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def mark_delivered(self, session_key: str, message_id: str, session_id: str) -> bool:
+        """Remember that the platform message ``message_id`` of this key was stored in
+        ``session_id`` (insert-if-absent); whether it was new."""
+        with write_transaction(self._db) as db:
+            added = db.execute(
+                "INSERT OR IGNORE INTO state_meta(key, value) VALUES (?, ?)",
+                (delivered_key(session_key, message_id), session_id),
+            ).rowcount
+        return bool(added)
 
     def point(
         self, session_key: str, session_id: str, origin: RouteOrigin, *, now: float | None = None
@@ -351,6 +459,11 @@ class RoutingStore:
             )
             _upsert_route(db, key, orphan_id, origin, moment)
         return str(key)
+
+
+def delivered_key(session_key: str, message_id: str) -> str:
+    """The ``state_meta`` key remembering a platform message id of ``session_key``."""
+    return f"{DELIVERED_PREFIX}{len(session_key)}:{session_key}:{message_id}"
 
 
 def _route(row: tuple[Any, ...]) -> Route:

@@ -37,7 +37,7 @@ from .lifecycle_queries import SqliteLifecycle
 from .lifecycle_queries import read_state as _read_state
 from .lifecycle_queries import write_state as _write_state
 from .lookup import resolve_reference
-from .routing import SqliteRouting
+from .routed_sessions import RoutingStore
 from .rows import (
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
@@ -103,8 +103,9 @@ class SessionStore:
         """What prune, archive and the automatic clean-up read and write."""
         self.imports = SqliteImportBookkeeping(self._connection, events)
         """Import writes and bookkeeping (their sessions fire the plugin events)."""
-        self.routing = SqliteRouting(self._connection)
-        """The gateway's session-key routes."""
+        self.routing = RoutingStore(self)
+        """The routing table: the gateway's routed sessions, recovery reads, home channels
+        and repair, and the raw rows migrate and imports copy."""
 
     @classmethod
     def open(cls, home: Path | str, *, events: SessionEvents | None = None) -> SessionStore:

@@ -51,6 +51,18 @@ def write_config(
     (home / "config.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")
 
 
+def webhook_settings(**settings: object) -> dict[str, object]:
+    """``gateway.platforms.webhook`` for tests: the test secret, a free port."""
+    return {"secret": SECRET, "port": 0, "max_body_bytes": 2048, **settings}
+
+
+def run_hermes(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The installed ``hermes`` with ``HERMES_HOME=home``."""
+    return subprocess.run(
+        [hermes_command(), *args], env=environment(home), capture_output=True, text=True, timeout=60
+    )
+
+
 def environment(home: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update({"HERMES_HOME": str(home), "OPENAI_API_KEY": "sk-test"})
@@ -139,10 +151,13 @@ def post(
         return error.code, json.loads(error.read() or b"{}")
 
 
-def send_signed(url: str, payload: dict[str, Any], **kwargs: Any) -> tuple[int, dict[str, Any]]:
-    """A correctly signed webhook request."""
+def send_signed(
+    url: str, payload: dict[str, Any], *, timestamp: int | None = None, **kwargs: Any
+) -> tuple[int, dict[str, Any]]:
+    """A correctly signed webhook request (signed now, or at ``timestamp``: a platform
+    re-sending a message signs it anew, so the replay check does not refuse it)."""
     body = json.dumps(payload).encode()
-    stamp = str(int(time.time()))
+    stamp = str(int(time.time()) if timestamp is None else timestamp)
     headers = {"X-Hermes-Timestamp": stamp, "X-Hermes-Signature": sign(body, stamp)}
     return post(url, body, headers, **kwargs)
 

@@ -91,7 +91,7 @@ def test_everything_is_copied_and_verified(source: SessionStore, target: Store) 
             dataclasses.replace(m, id=None) for m in source.messages(session.id)
         ]
         assert session_digest(target, session.id) == session_digest(source, session.id)
-    assert target.routing.routes() == source.routing.routes()
+    assert target.routing.records() == source.routing.records()
     assert target.imports.load_files() == source.imports.load_files()
     assert target.read_state([state.LAST_AUTO_PRUNE, state.LOCK]) == {state.LAST_AUTO_PRUNE: "123.5"}
     assert target.resolve("my project") == source.resolve("my project")

@@ -165,19 +165,19 @@ def test_routing_rows_point_session_keys_at_sessions(store: Store) -> None:
     first = store.create_session("telegram", gateway=True)
     second = store.create_session("telegram", gateway=True)
     key = "agent:main:telegram:group:-100:u7"
-    assert store.routing.route(key) is None
+    assert store.routing.record(key) is None
     store.routing.set_route(RouteRecord(key, first.id, "telegram", '{"chat": "-100"}', 10.0))
     store.routing.set_route(RouteRecord("agent:main:discord:dm:9", second.id, "discord", None, 11.0))
-    assert store.routing.route(key) == RouteRecord(key, first.id, "telegram", '{"chat": "-100"}', 10.0)
+    assert store.routing.record(key) == RouteRecord(key, first.id, "telegram", '{"chat": "-100"}', 10.0)
     store.routing.set_route(RouteRecord(key, second.id, "telegram", None, 12.0, expires_at=99.0))
-    assert store.routing.route(key) == RouteRecord(key, second.id, "telegram", None, 12.0, 99.0)
-    assert [r.session_key for r in store.routing.routes()] == ["agent:main:discord:dm:9", key]
-    assert [r.session_key for r in store.routing.routes("telegram")] == [key]
+    assert store.routing.record(key) == RouteRecord(key, second.id, "telegram", None, 12.0, 99.0)
+    assert [r.session_key for r in store.routing.records()] == ["agent:main:discord:dm:9", key]
+    assert [r.session_key for r in store.routing.records("telegram")] == [key]
     store.delete_session(second.id)
-    assert store.routing.route(key).session_id is None  # type: ignore[union-attr]
+    assert store.routing.record(key).session_id is None  # type: ignore[union-attr]
     assert store.routing.delete_route(key) is True
     assert store.routing.delete_route(key) is False
-    assert store.routing.route(key) is None
+    assert store.routing.record(key) is None
 
 
 def test_a_whole_foreign_database_is_mapped_refreshed_and_undone(store: Store) -> None:

@@ -91,3 +91,19 @@ def test_the_end_of_a_session_reads_newest_first_and_counts_by_role(store: Store
     assert store.count_messages(session.id) == 6
     assert store.count_messages(session.id, roles=("user",)) == 2
     assert store.count_messages("20990101_000000_ffffff") == 0
+
+
+def test_appending_an_answer_adds_its_model_call_tokens(store: Store) -> None:
+    session = store.create_session("cli")
+    store.append_message(session.id, Message(role="user", content="q", timestamp=1.0))
+    store.append_message(
+        session.id,
+        Message(role="assistant", content="a", timestamp=2.0),
+        input_tokens=30,
+        output_tokens=7,
+    )
+    store.append_messages(
+        session.id, [Message(role="assistant", content="b", timestamp=3.0)], output_tokens=5
+    )
+    found = store.get_session(session.id)
+    assert (found.input_tokens, found.output_tokens, found.message_count) == (30, 12, 3)

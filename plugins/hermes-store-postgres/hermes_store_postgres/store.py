@@ -77,8 +77,9 @@ class PostgresStore:
         """What prune, archive and the automatic clean-up read and write."""
         self.imports = PostgresImportBookkeeping(self._db, events)
         """Import writes and bookkeeping (their sessions fire the plugin events)."""
-        self.routing = PostgresRouting(self._db)
-        """The gateway's session-key routes."""
+        self.routing = PostgresRouting(self._db, self.get_session, events)
+        """The routing table: the gateway's routed sessions, recovery reads, home channels
+        and repair, and the raw rows migrate and imports copy."""
 
     @property
     def url(self) -> str:
@@ -434,13 +435,25 @@ class PostgresStore:
 
     # ------------------------------------------------------------------ messages
 
-    def append_message(self, session_id: str, message: Message) -> int:
-        """Append one message; returns its id."""
-        return self.append_messages(session_id, [message])[0]
+    def append_message(
+        self, session_id: str, message: Message, *, input_tokens: int = 0, output_tokens: int = 0
+    ) -> int:
+        """Append one message (and the tokens of the model call that made it); returns its id."""
+        return self.append_messages(
+            session_id, [message], input_tokens=input_tokens, output_tokens=output_tokens
+        )[0]
 
-    def append_messages(self, session_id: str, messages: Iterable[Message]) -> range:
+    def append_messages(
+        self,
+        session_id: str,
+        messages: Iterable[Message],
+        *,
+        input_tokens: int = 0,
+        output_tokens: int = 0,
+    ) -> range:
         """Append messages in one transaction; returns their ids (consecutive: see
-        :func:`.writes.reserve_message_ids`)."""
+        :func:`.writes.reserve_message_ids`). ``input_tokens``/``output_tokens`` are added to
+        the session's totals in the same transaction."""
         batch = list(messages)
         if not batch:
             return range(0)
@@ -464,6 +477,12 @@ class PostgresStore:
             )
             inserted = writes.insert_messages(self._db, session_id, batch, time.time())
             writes.add_to_counters(self._db, session_id, inserted)
+            if input_tokens or output_tokens:
+                self._db.execute(
+                    "UPDATE sessions SET input_tokens = input_tokens + %s, "
+                    "output_tokens = output_tokens + %s WHERE id = %s",
+                    (input_tokens, output_tokens, session_id),
+                )
         if first_exchange and self._events is not None:
             self._start_auto_title(session_id)
         return range(inserted.ids[0], inserted.ids[-1] + 1)

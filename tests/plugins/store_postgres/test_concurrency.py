@@ -72,10 +72,10 @@ from hermes_core.store.routing import RouteRecord
 for n in range(100):
     key = f"agent:main:telegram:group:{n % 10}"
     session = store.create_session("telegram", gateway=True) if n < 10 else None
-    current = store.routing.route(key)
+    current = store.routing.record(key)
     target = session.id if session else current.session_id
     store.routing.set_route(RouteRecord(key, target, "telegram", None, time.time()))
-print("DONE", len(store.routing.routes("telegram")), flush=True)
+print("DONE", len(store.routing.records("telegram")), flush=True)
 """,
 }
 PROCESSES = ["appender"] * 4 + ["importer"] * 2 + ["pruner", "router"]
@@ -124,7 +124,7 @@ def test_eight_processes_write_to_one_store_and_nothing_is_lost(postgres_url: st
         assert store.count_sessions(SessionFilter(source="old")) == 0
         for session in store.select_sessions():
             assert session.message_count == store.message_count(session.id), session.id
-        routes = store.routing.routes("telegram")
+        routes = store.routing.records("telegram")
         assert len({route.session_key for route in routes}) == len(routes) == 10
         stats = store.stats()
         assert stats.total_messages == 4 * APPENDS + 4 * (APPENDS // 10) * 2 + 2 * IMPORTS * 3

@@ -1,0 +1,137 @@
+"""``Store.routing`` (``GatewayRouting``): routed sessions, insert-if-absent claims,
+recovery reads, home channels, re-sent message ids and repair-routing, on every backend."""
+
+from __future__ import annotations
+
+import threading
+
+from conftest import EventLog, StoreFactory
+from hermes_hookspecs import Message
+
+from hermes_core.store.protocol import Store
+from hermes_core.store.routed_sessions import RouteOrigin
+
+KEY = "agent:main:webhook:dm:chat-1"
+ORIGIN = RouteOrigin(platform="webhook", chat_id="chat-1", chat_type="dm", user_id="u1")
+
+
+def test_a_routed_session_is_created_with_its_route(store: Store, events: EventLog) -> None:
+    table = store.routing
+    session = table.create_routed_session(KEY, ORIGIN, model="m", now=100.0)
+    assert (
+        len(session.id.rsplit("_", 1)[1]) == 8
+        and session.session_key == KEY
+        and session.chat_id == "chat-1"
+    )
+    route = table.route(KEY)
+    assert route is not None and route.session_id == session.id
+    assert route.origin == {"chat_id": "chat-1", "chat_type": "dm", "user_id": "u1"}
+    assert [r.session_key for r in table.routes()] == [KEY]
+    assert events.started == [session.id]
+
+
+def test_claim_route_adopts_the_winner(store: Store, events: EventLog) -> None:
+    table = store.routing
+    first, created = table.claim_route(KEY, ORIGIN, expected=None, now=100.0)
+    assert created
+    # Another gateway saw no route either (expected None) but lost the race: it adopts.
+    second, created_again = table.claim_route(KEY, ORIGIN, expected=None, now=101.0)
+    assert not created_again and second.id == first.id
+    assert events.started == [first.id]
+    # A caller that saw the current route and wants the next session gets a new one.
+    third, created_third = table.claim_route(KEY, ORIGIN, expected=first.id, now=102.0)
+    assert created_third and third.id != first.id
+    route = table.route(KEY)
+    assert route is not None and route.session_id == third.id
+
+
+def test_concurrent_claims_from_two_connections_make_one_session(
+    store_factory: StoreFactory,
+) -> None:
+    stores = [store_factory() for _ in range(4)]
+    barrier = threading.Barrier(len(stores))
+    results: list[tuple[str, bool]] = []
+    lock = threading.Lock()
+
+    def claim(one: Store) -> None:
+        barrier.wait()
+        session, created = one.routing.claim_route(KEY, ORIGIN, expected=None)
+        with lock:
+            results.append((session.id, created))
+
+    threads = [threading.Thread(target=claim, args=(one,)) for one in stores]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len({session_id for session_id, _ in results}) == 1
+    assert sum(created for _, created in results) == 1
+    assert stores[0].count_sessions() == 1
+
+
+def test_keyed_sessions_rank_by_real_activity_and_respect_reset(store: Store) -> None:
+    table = store.routing
+    older = table.create_routed_session(KEY, ORIGIN, now=100.0)
+    store.append_message(older.id, Message(role="user", content="hi", timestamp=150.0))
+    assert table.real_activity(older.id) == 150.0
+    newer = table.create_routed_session(KEY, ORIGIN, now=120.0)
+    ranked = table.keyed_sessions(KEY)
+    assert [s.session_id for s in ranked] == [older.id, newer.id]
+    assert table.reset_boundary(KEY) is None
+    fresh = table.create_routed_session(
+        KEY, ORIGIN, replaces=(older.id, "new_session"), parent=(older.id, "reset"), now=200.0
+    )
+    assert table.reset_boundary(KEY) == 200.0
+    assert older.id not in [s.session_id for s in table.keyed_sessions(KEY)]
+    assert store.get_session(fresh.id).parent_session_id == older.id
+
+
+def test_point_stamps_the_key_and_reopens_a_reaped_session(store: Store) -> None:
+    table = store.routing
+    plain = store.create_session("webhook")
+    store.end_session(plain.id, "startup_orphan_reap")
+    table.point(KEY, plain.id, ORIGIN, now=300.0)
+    session = store.get_session(plain.id)
+    assert session.session_key == KEY and session.ended_at is None
+    route = table.route(KEY)
+    assert route is not None and route.session_id == plain.id
+    table.clear(KEY)
+    assert table.route(KEY) is None
+
+
+def test_home_channels(store: Store) -> None:
+    table = store.routing
+    assert table.home("webhook") is None
+    table.set_home("webhook", "chat-9", None)
+    table.set_home("webhook", "chat-7", "t1")
+    assert table.home("webhook") == ("chat-7", "t1")
+
+
+def test_a_platform_message_id_is_remembered_once(store: Store) -> None:
+    table = store.routing
+    session = table.create_routed_session(KEY, ORIGIN)
+    assert table.delivered(KEY, "m-1") is None
+    assert table.mark_delivered(KEY, "m-1", session.id)
+    assert not table.mark_delivered(KEY, "m-1", "someother")
+    assert table.delivered(KEY, "m-1") == session.id
+    assert table.delivered("agent:main:webhook:dm:chat-2", "m-1") is None
+
+
+def test_repair_adopts_an_orphan_and_retires_its_donor(store: Store) -> None:
+    table = store.routing
+    donor = table.create_routed_session(KEY, ORIGIN, now=100.0)
+    store.append_message(donor.id, Message(role="user", content="a", timestamp=110.0))
+    orphan = store.create_session("webhook", started_at=200.0)
+    store.append_message(orphan.id, Message(role="user", content="b", timestamp=210.0))
+    assert [r.session_id for r in table.orphan_candidates()] == [orphan.id]
+    keyed = table.keyed_rows(["webhook"])
+    assert [r.session_id for r in keyed] == [donor.id] and keyed[0].real_activity == 110.0
+    assert table.adopt(orphan.id, donor.id, "contiguity", now=300.0) == KEY
+    assert store.get_session(donor.id).end_reason == "superseded_by_repair"
+    adopted = store.get_session(orphan.id)
+    assert adopted.session_key == KEY and adopted.chat_id == "chat-1"
+    route = table.route(KEY)
+    assert route is not None and route.session_id == orphan.id
+    assert table.orphan_candidates() == [] and table.keyed_rows(["webhook"])[0].session_id == (
+        orphan.id
+    )
