@@ -7,8 +7,8 @@ import sqlite3
 import subprocess
 
 import pexpect
-from conftest import Corpus
 from installed_hermes import hermes_command
+from search_corpus import Corpus
 
 from hermes_core.search.typeahead import browse_rows, typeahead_query
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import Corpus
 from installed_hermes import hermes_command
+from search_corpus import Corpus
 from typer.testing import CliRunner
 
 from hermes_core.cli.app import build_app

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from conftest import Corpus
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from search_corpus import Corpus
 
 from hermes_core.search import session_search
 from hermes_core.search.arguments import KNOWN

@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Corpus, build_corpus, open_corpus_store
 from hermes_hookspecs import Message
 from hermes_store_postgres.testing import cluster_or_skip, fresh_database
 from postgres_cluster import BACKENDS
+from search_corpus import Corpus, build_corpus, open_corpus_store
 
 from hermes_core.search import MATCH_END, MATCH_START, SESSION_SEARCH_TOOL, ranking, session_search
 from hermes_core.search.arguments import KNOWN, MAX_LIMIT, MAX_WINDOW

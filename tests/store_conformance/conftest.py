@@ -11,13 +11,12 @@ registration, exactly as ``store.url`` would.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hermes_hookspecs import Message, Session
+from conformance_types import EventLog, StoreFactory
 
 from hermes_core.plugins import PluginHost
 from hermes_core.store.backends import open_url
@@ -53,31 +52,6 @@ def _factory_of(scheme: str) -> DatabaseFactory:
     [entry_point] = importlib_metadata.entry_points(group=CONFORMANCE_GROUP, name=scheme)
     loaded: DatabaseFactory = entry_point.load()
     return loaded
-
-
-@dataclass
-class EventLog:
-    """A ``StoreEvents`` that remembers what it was told."""
-
-    started: list[str] = field(default_factory=list)
-    ended: list[tuple[str, str]] = field(default_factory=list)
-    titles: list[str] = field(default_factory=list)
-    title: str | None = None
-    """What ``generate_title`` answers."""
-
-    def session_started(self, session: Session) -> None:
-        self.started.append(session.id)
-
-    def session_ended(self, session: Session, reason: str) -> None:
-        assert session.ended_at is not None or reason == "deleted"
-        self.ended.append((session.id, reason))
-
-    def generate_title(self, session: Session, messages: Sequence[Message]) -> str | None:
-        self.titles.append(session.id)
-        return self.title
-
-
-StoreFactory = Callable[..., Store]
 
 
 @pytest.fixture(params=sorted(_declared_backends()))

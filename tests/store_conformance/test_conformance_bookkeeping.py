@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from conftest import EventLog
+from conformance_types import EventLog
 from hermes_hookspecs import Message
 
 from hermes_core.lifecycle import state

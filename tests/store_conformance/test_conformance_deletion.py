@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import EventLog
+from conformance_types import EventLog
 from hermes_hookspecs import Message
 
 from hermes_core.search import session_search

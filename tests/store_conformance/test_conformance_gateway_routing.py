@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 
-from conftest import EventLog, StoreFactory
+from conformance_types import EventLog, StoreFactory
 from hermes_hookspecs import Message
 
 from hermes_core.store.protocol import Store

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import EventLog, StoreFactory
+from conformance_types import EventLog, StoreFactory
 from hermes_hookspecs import Message
 
 from hermes_core.store.errors import (
