@@ -139,9 +139,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         import_figures(workdir, args.seed, args.quick)
     if "r" in args.figures:
         redaction_figures(args.seed, args.verbose)
-    if "g" in args.figures:
+    gateway_on_corpus = "g" in args.figures and bool(args.messages)
+    if "g" in args.figures and not gateway_on_corpus:
         gateway_figures(workdir, args.gateway_chats, args.gateway_messages)
-    if not args.figures - STANDALONE_FIGURES:
+    if not args.figures - STANDALONE_FIGURES and not gateway_on_corpus:
         return 0
     largest = max(args.sizes)
     started = time.perf_counter()
@@ -158,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             or "e" in args.figures
             or "x" in args.figures
             or "n" in args.figures
-            or (bool({"b", "s", "t"} & args.figures) and size == largest)
+            or (bool({"b", "s", "t", "g"} & args.figures) and size == largest)
         )
         if needs_store and not _store_complete(root / "store"):
             started = time.perf_counter()
@@ -176,6 +177,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             latency_figures(root / "store", args.seed, sessions, args.appends, size_label(size))
         if "t" in args.figures and size == largest:
             turn_figures(root / "store", args.turns, size_label(size))
+        if gateway_on_corpus and size == largest:
+            gateway_figures(
+                workdir,
+                args.gateway_chats,
+                args.gateway_messages,
+                base_store=root / "store" / STATE_DB_NAME,
+                store_label=size_label(size),
+            )
         if "s" in args.figures and size == largest:
             search_figures(
                 root / "store" / STATE_DB_NAME, args.seed, args.search_repeats, size_label(size)
@@ -195,15 +204,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def gateway_figures(workdir: Path, chats: int, messages: int) -> None:
+def gateway_figures(
+    workdir: Path,
+    chats: int,
+    messages: int,
+    *,
+    base_store: Path | None = None,
+    store_label: str | None = None,
+) -> None:
     """(g) N chats × M messages through the webhook of a real gateway process; then the same
-    with a kill -9 half-way and a restart."""
+    with a kill -9 half-way and a restart. With ``--messages`` the gateway's home starts with a
+    copy of the largest corpus store (``base_store``); without it, with an empty store."""
     from bench.gateway import median, percentile, run_load
 
     label = f"{chats}x{messages}"
     for kill in (False, True):
-        result = run_load(workdir, chats, messages, kill_midway=kill)
+        result = run_load(workdir, chats, messages, kill_midway=kill, base_store=base_store)
         name = f"gateway{'_kill9' if kill else ''}_{label}"
+        if store_label is not None:
+            name += f"_{store_label}"
         emit(f"{name}_acknowledged", str(result.acknowledged), "messages")
         emit(f"{name}_lost", str(result.lost), "messages", "target 0")
         emit(f"{name}_misrouted", str(result.misrouted), "messages", "target 0")

@@ -13,13 +13,15 @@ not in it) — wall-clock, and the CPU time of the same work on its thread (on a
 machine the wall-clock figure is mostly waiting for the CPU and the GIL); and the client-side
 round trip. The second run kills the gateway with SIGKILL
 half-way, restarts it on the same port, and lets every chat go on: unacknowledged messages are
-sent again (so one may be stored twice: counted as ``resent_stored_twice``, not as a loss) and
-every chat must continue its own single session.
+sent again with the same ``message_id`` (the gateway must recognise it; one stored twice is
+counted as ``resent_stored_twice``, not as a loss) and every chat must continue its own single
+session.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import hashlib
 import hmac
 import json
@@ -121,7 +123,13 @@ class _Gateway:
 
 
 def _send(url: str, chat: int, number: int) -> tuple[bool, float]:
-    body = json.dumps({"chat_id": f"chat-{chat}", "text": f"chat {chat} message {number}"})
+    body = json.dumps(
+        {
+            "chat_id": f"chat-{chat}",
+            "text": f"chat {chat} message {number}",
+            "message_id": f"chat-{chat}-{number}",  # a re-send after the kill is not stored twice
+        }
+    )
     data = body.encode()
     stamp = str(int(time.time()))
     digest = hmac.new(SECRET.encode(), stamp.encode() + b"." + data, hashlib.sha256).hexdigest()
@@ -144,14 +152,25 @@ def _send(url: str, chat: int, number: int) -> tuple[bool, float]:
     return ok, (time.perf_counter() - started) * 1000
 
 
-def run_load(workdir: Path, chats: int, messages: int, *, kill_midway: bool) -> LoadResult:
-    """One load run in a fresh Hermes home under ``workdir``."""
+def run_load(
+    workdir: Path,
+    chats: int,
+    messages: int,
+    *,
+    kill_midway: bool,
+    base_store: Path | None = None,
+) -> LoadResult:
+    """One load run in a fresh Hermes home under ``workdir``; with ``base_store`` (a
+    ``state.db``) the home starts with a copy of it (untimed), so the gateway routes and
+    writes on a store of that size."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
     from standins.openai_server import OpenAIStandIn, Reply
 
     home = workdir / ("gateway-kill" if kill_midway else "gateway-load")
     shutil.rmtree(home, ignore_errors=True)
     home.mkdir(parents=True)
+    if base_store is not None:
+        _copy_store(base_store, home / "state.db")
     port = _free_port()
     result = LoadResult()
     with OpenAIStandIn() as standin:
@@ -219,6 +238,17 @@ def run_load(workdir: Path, chats: int, messages: int, *, kill_midway: bool) -> 
     result.acknowledged = sum(len(numbers) for numbers in acknowledged.values())
     _check_store(home, chats, acknowledged, resent, result)
     return result
+
+
+def _copy_store(source: Path, target: Path) -> None:
+    """A consistent copy of a closed or open SQLite store (the backup API)."""
+    import sqlite3
+
+    with (
+        contextlib.closing(sqlite3.connect(source)) as src,
+        contextlib.closing(sqlite3.connect(target)) as dst,
+    ):
+        src.backup(dst, pages=65_536)
 
 
 def _check_store(

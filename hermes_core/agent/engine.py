@@ -74,12 +74,20 @@ class TurnEngine:
         *,
         listener: TurnListener | None = None,
         cancel: threading.Event | None = None,
+        platform_message_id: str | None = None,
     ) -> TurnResult:
         """Store ``text`` as the user's turn, then call the model (and the tools it asks for)
         until it answers without tool calls. Model failures come back in ``error``; a set
-        ``cancel`` (or Ctrl-C) ends the turn with what arrived stored."""
+        ``cancel`` (or Ctrl-C) ends the turn with what arrived stored. ``platform_message_id``
+        (the gateway's) is stored on the user turn, in the same write, so a platform that
+        re-sends the message is recognised even when the process died right after storing it."""
         listener = listener or _SILENT
-        user_turn = Message(role="user", content=text, timestamp=self._clock())
+        user_turn = Message(
+            role="user",
+            content=text,
+            timestamp=self._clock(),
+            platform_message_id=platform_message_id,
+        )
         self.store.append_message(session_id, user_turn)
         listener.on_user_turn(session_id)
         totals = TokenUsage(0, 0)

@@ -270,6 +270,7 @@ class EventWorker:
                 event_text(event),
                 listener=_BridgeListener(bridge, remember),
                 cancel=cancel,
+                platform_message_id=message_id,
             )
         finally:
             self.in_flight.end(session.id)

@@ -325,6 +325,15 @@ class RoutingStore:
         row = self._db.execute(
             "SELECT value FROM state_meta WHERE key = ?", (delivered_key(session_key, message_id),)
         ).fetchone()
+        if row is None:
+            # The user turn carries the id in the same write: found even when the process
+            # died between storing the turn and remembering the id.
+            row = self._db.execute(
+                "SELECT m.session_id FROM sessions s JOIN messages m ON m.session_id = s.id "
+                "WHERE s.session_key = ? AND m.role = 'user' AND m.platform_message_id = ? "
+                "ORDER BY m.id DESC LIMIT 1",
+                (session_key, message_id),
+            ).fetchone()
         return None if row is None else str(row[0])
 
     def mark_delivered(self, session_key: str, message_id: str, session_id: str) -> bool:

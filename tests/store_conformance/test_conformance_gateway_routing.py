@@ -135,3 +135,15 @@ def test_repair_adopts_an_orphan_and_retires_its_donor(store: Store) -> None:
     assert table.orphan_candidates() == [] and table.keyed_rows(["webhook"])[0].session_id == (
         orphan.id
     )
+
+
+def test_a_user_turn_carrying_the_platform_message_id_counts_as_delivered(store: Store) -> None:
+    """The id travels in the user turn's own write: a process killed before it could remember
+    the id still recognises the re-sent message."""
+    table = store.routing
+    session = table.create_routed_session(KEY, ORIGIN)
+    store.append_messages(session.id, [Message("assistant", "hello", platform_message_id="m-2")])
+    assert table.delivered(KEY, "m-2") is None  # only a user turn is a delivered message
+    store.append_messages(session.id, [Message("user", "hi", platform_message_id="m-2")])
+    assert table.delivered(KEY, "m-2") == session.id
+    assert table.delivered("agent:main:webhook:dm:chat-2", "m-2") is None

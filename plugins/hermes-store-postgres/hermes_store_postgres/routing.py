@@ -293,6 +293,14 @@ class PostgresRouting:
         row = self._db.execute(
             "SELECT value FROM state_meta WHERE key = %s", (delivered_key(session_key, message_id),)
         ).fetchone()
+        if row is None:
+            # The user turn carries the id in the same write (see the SQLite routing).
+            row = self._db.execute(
+                "SELECT m.session_id FROM sessions s JOIN messages m ON m.session_id = s.id "
+                "WHERE s.session_key = %s AND m.role = 'user' AND m.platform_message_id = %s "
+                "ORDER BY m.id DESC LIMIT 1",
+                (session_key, message_id),
+            ).fetchone()
         return None if row is None else str(row[0])
 
     def mark_delivered(self, session_key: str, message_id: str, session_id: str) -> bool:
