@@ -16,6 +16,7 @@ index on ``messages.cjk_text``.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
@@ -30,7 +31,7 @@ from hermes_core.store.protocol import (
     SessionSummaryRow,
 )
 
-from .fulltext import snippet, to_tsquery_text
+from .fulltext import PAIR_INDEX_SQL, QueryTerms, snippet, to_tsquery_text
 from .lookup import resolve_reference
 from .selection_sql import build_where
 
@@ -68,6 +69,32 @@ def _role_source_filter(roles: Sequence[str], source: str | None) -> tuple[str, 
         sql += " AND m.session_id IN (SELECT id FROM sessions WHERE source = %s)"
         params.append(source)
     return sql, params
+
+
+def _match(terms: QueryTerms, query: str, alias: str = "", *, pairs: bool = True) -> tuple[
+    str, list[object]
+]:
+    """The condition "the message matches" (``query``: the tsquery's SQL) and its parameters.
+
+    A query whose phrases require word pairs (:attr:`QueryTerms.pairs`) takes its candidates
+    from the pair index and checks each one's positions with ``ts_match_vq`` — the function
+    form of ``@@``, which the planner cannot send to the word index: a bitmap over both
+    indexes would recheck every candidate against the pair expression, computing it anew.
+    ``pairs=False`` (a walk over the newest messages, where most match) leaves the pairs out."""
+    words = f"{alias}search_words"
+    if not (pairs and terms.pairs):
+        return f"{words} @@ {query}", []
+    expression = PAIR_INDEX_SQL.replace("search_words", words)
+    return f"{expression} @> %s::text[] AND ts_match_vq({words}, {query})", [list(terms.pairs)]
+
+
+def _density(ids: Sequence[int]) -> float:
+    """The share of all messages a query matches, estimated from some of its matches' ids: one
+    over the median gap between neighbouring ids (the scan may hand them over in any order,
+    from several stretches of the table)."""
+    ordered = sorted(ids)
+    gaps = sorted(b - a for a, b in itertools.pairwise(ordered))
+    return 1 / gaps[len(gaps) // 2] if gaps else 0.0
 
 
 def _varint(value: int) -> bytes:
@@ -321,17 +348,15 @@ class PostgresSearchIndex:
         """Whether ``fts`` matches more than ``count`` messages. When it does not, the matching
         ids are kept for the :meth:`ranked_matches` that follows (a phrase is checked against
         each candidate's positions once, not twice)."""
-        query = to_tsquery_text(fts).tsquery
+        terms = to_tsquery_text(fts)
+        match, pairs = _match(terms, _QUERY)
         rows = self._rows(
-            f"SELECT id FROM messages WHERE search_words @@ {_QUERY} LIMIT %s", [query, count + 1]
+            f"SELECT id FROM messages WHERE {match} LIMIT %s", [*pairs, terms.tsquery, count + 1]
         )
         ids = [int(r[0]) for r in rows]
         more = len(ids) > count
         self._matched = None if more else (fts, ids)
-        # The index hands matches over in table order: how far apart the first ones lie
-        # estimates the query's share of all messages.
-        spread = max(ids) - min(ids) + 1 if ids else 1
-        self._density = (fts, (len(ids) - 1) / spread) if more else None
+        self._density = (fts, _density(ids)) if more else None
         return more
 
     def _known_matches(self, fts: str) -> list[int] | None:
@@ -341,7 +366,8 @@ class PostgresSearchIndex:
 
     def ranked_matches(self, fts: str, limit: int) -> list[tuple[int, float]]:
         """(message id, -ts_rank_cd) of the best ``limit`` matches (lower is better)."""
-        query = to_tsquery_text(fts).tsquery
+        terms = to_tsquery_text(fts)
+        query = terms.tsquery
         known = self._known_matches(fts)
         if known is not None:
             rows = self._rows(
@@ -350,10 +376,11 @@ class PostgresSearchIndex:
                 [query, known, limit],
             )
         else:
+            match, pairs = _match(terms, "q")
             rows = self._rows(
                 "SELECT id, -ts_rank_cd(search_words, q, 1) AS score FROM messages, "
-                f"{_QUERY} q WHERE search_words @@ q ORDER BY score, id DESC LIMIT %s",
-                [query, limit],
+                f"{_QUERY} q WHERE {match} ORDER BY score, id DESC LIMIT %s",
+                [query, *pairs, limit],
             )
         return [(int(r[0]), float(r[1])) for r in rows]
 
@@ -370,13 +397,14 @@ class PostgresSearchIndex:
     def ranked_filtered_matches(
         self, fts: str, roles: Sequence[str], source: str | None, limit: int
     ) -> list[HitRow]:
-        query = to_tsquery_text(fts).tsquery
+        terms = to_tsquery_text(fts)
         where, params = _role_source_filter(roles, source)
+        match, pairs = _match(terms, "q", "m.")
         rows = self._rows(
             "SELECT m.id, m.session_id, m.timestamp, -ts_rank_cd(m.search_words, q, 1) AS score "
-            f"FROM messages m, {_QUERY} q WHERE m.search_words @@ q{where} "
+            f"FROM messages m, {_QUERY} q WHERE {match}{where} "
             "ORDER BY score, m.id DESC LIMIT %s",
-            [query, *params, limit],
+            [terms.tsquery, *pairs, *params, limit],
         )
         return [(int(r[0]), str(r[1]), float(r[2]), float(r[3])) for r in rows]
 
@@ -404,7 +432,9 @@ class PostgresSearchIndex:
         density = self._density[1] if self._density and self._density[0] == fts else None
         # Sparse matches: order by an expression, so the planner reads them off the word
         # index and sorts them, rather than walking the whole table newest first.
-        order_key = "m.id + 0" if density is not None and density < DENSE_MATCHES else "m.id"
+        dense = density is not None and density >= DENSE_MATCHES
+        order_key = "m.id" if dense or density is None else "m.id + 0"
+        match, pairs = _match(terms, _QUERY, "m.", pairs=not dense)
         exact = [word for word, prefix in terms.positive if not prefix]
         prefixes = [_escape_like(word) + "%" for word, prefix in terms.positive if prefix]
         rows = self._rows(
@@ -412,9 +442,9 @@ class PostgresSearchIndex:
             "(SELECT coalesce(sum(array_length(w.positions, 1)), 0) FROM unnest(m.search_words) w "
             " WHERE w.lexeme = ANY(%s::text[]) OR w.lexeme LIKE ANY(%s::text[])), "
             "length(m.search_words) FROM messages m WHERE m.id IN ("
-            f" SELECT m.id FROM messages m WHERE m.search_words @@ {_QUERY}{where} "
+            f" SELECT m.id FROM messages m WHERE {match}{where} "
             f" ORDER BY {order_key} {direction} LIMIT %s) ORDER BY m.id {direction}",
-            [exact, prefixes, terms.tsquery, *params, limit],
+            [exact, prefixes, *pairs, terms.tsquery, *params, limit],
         )
         return [
             (int(r[0]), str(r[1]), float(r[2]), mark * int(r[3]), _varint(int(r[4])))
