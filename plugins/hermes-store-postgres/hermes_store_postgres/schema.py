@@ -153,7 +153,7 @@ CREATE INDEX idx_import_files_foreign ON import_files(importer, foreign_id);
 _V2 = f"""
 CREATE FUNCTION hermes_word_pairs(words tsvector) RETURNS text[]
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE COST 10000 AS $$
-    SELECT coalesce(array_agg(DISTINCT pair), '{{}}') FROM (
+    SELECT coalesce(array_agg(pair), '{{}}') FROM (  -- GIN drops the repeated keys
         SELECT lag(w.lexeme) OVER (ORDER BY p) || ' ' || w.lexeme AS pair,
                p - lag(p) OVER (ORDER BY p) AS gap
         FROM unnest(words) w, unnest(w.positions) p

@@ -88,6 +88,27 @@ def _match(terms: QueryTerms, query: str, alias: str = "", *, pairs: bool = True
     return f"{expression} @> %s::text[] AND ts_match_vq({words}, {query})", [list(terms.pairs)]
 
 
+def _occurrences_sql(terms: QueryTerms) -> tuple[str, list[object]]:
+    """SQL counting the positions the query's words (outside ``NOT``) have in the message
+    ``m``'s ``tsvector``, and its parameters. ``setweight`` marks the wanted words' positions
+    and ``ts_filter`` keeps only those, both in C: only the few kept words are unnested. The
+    words a prefix starts are looked up in the message's own word list first."""
+    exact = [word for word, prefix in terms.positive if not prefix]
+    prefixes = [_escape_like(word) + "%" for word, prefix in terms.positive if prefix]
+    wanted = "%s::text[]"
+    params: list[object] = [exact]
+    if prefixes:
+        wanted += (
+            " || (SELECT coalesce(array_agg(l), '{}') FROM unnest(tsvector_to_array("
+            "m.search_words)) l WHERE l LIKE ANY(%s::text[]))"
+        )
+        params.append(prefixes)
+    return (
+        "(SELECT coalesce(sum(array_length(w.positions, 1)), 0) FROM unnest(ts_filter("
+        f"setweight(m.search_words, 'A', {wanted}), '{{a}}')) w)"
+    ), params
+
+
 def _density(ids: Sequence[int]) -> float:
     """The share of all messages a query matches, estimated from some of its matches' ids: one
     over the median gap between neighbouring ids (the scan may hand them over in any order,
@@ -435,16 +456,12 @@ class PostgresSearchIndex:
         dense = density is not None and density >= DENSE_MATCHES
         order_key = "m.id" if dense or density is None else "m.id + 0"
         match, pairs = _match(terms, _QUERY, "m.", pairs=not dense)
-        exact = [word for word, prefix in terms.positive if not prefix]
-        prefixes = [_escape_like(word) + "%" for word, prefix in terms.positive if prefix]
+        counted, count_params = _occurrences_sql(terms)
         rows = self._rows(
-            "SELECT m.id, m.session_id, m.timestamp, "
-            "(SELECT coalesce(sum(array_length(w.positions, 1)), 0) FROM unnest(m.search_words) w "
-            " WHERE w.lexeme = ANY(%s::text[]) OR w.lexeme LIKE ANY(%s::text[])), "
-            "length(m.search_words) FROM messages m WHERE m.id IN ("
-            f" SELECT m.id FROM messages m WHERE {match}{where} "
+            f"SELECT m.id, m.session_id, m.timestamp, {counted}, length(m.search_words) "
+            f"FROM messages m WHERE m.id IN (SELECT m.id FROM messages m WHERE {match}{where} "
             f" ORDER BY {order_key} {direction} LIMIT %s) ORDER BY m.id {direction}",
-            [exact, prefixes, *pairs, terms.tsquery, *params, limit],
+            [*count_params, *pairs, terms.tsquery, *params, limit],
         )
         return [
             (int(r[0]), str(r[1]), float(r[2]), mark * int(r[3]), _varint(int(r[4])))
