@@ -193,9 +193,9 @@ class PostgresLifecycle:
     def size_split(self) -> SizeSplit:
         """Messages (heap, TOAST, key indexes), the full-text indexes (words, phrase pairs,
         CJK), everything else."""
-        fulltext = " + ".join(f"pg_relation_size('{index}')" for index in _FULLTEXT_INDEXES)
+        indexes = " + ".join(f"pg_relation_size('{index}')" for index in _FULLTEXT_INDEXES)
         row = self._db.execute(
-            f"SELECT pg_total_relation_size('messages') - ({fulltext}), {fulltext}"
+            f"SELECT pg_total_relation_size('messages') - ({indexes}), {indexes}"
         ).fetchone()
         messages, fulltext = (int(row[0]), int(row[1])) if row else (0, 0)
         total = self.size_bytes()
