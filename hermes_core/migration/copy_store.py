@@ -4,8 +4,11 @@ alone, so any backend migrates to any other (``state.db`` → PostgreSQL, and ba
 What is copied: every session with every field (ids, titles and where they came from, times,
 end reasons, lineage and delegate links, pins, archive flags, usage, workspace, metadata,
 model settings, system prompt), every message with every field, the gateway routing rows,
-the import bookkeeping, and the automatic clean-up's record in ``state_meta``. Message ids
-are renumbered by the target (each store numbers its own rows); their order is kept.
+the import bookkeeping, and every ``state_meta`` key (:meth:`Store.list_state`) except the
+two that describe the source store itself (:data:`SOURCE_ONLY_STATE_KEYS`). Message ids are
+renumbered by the target (each store numbers its own rows); their order is kept, and the
+marks of an unfinished import append (``import_append:…``, which name the last message kept)
+are renumbered with them.
 
 How: parents before children (the links must point at copied rows), each session's row
 first, then its messages in batches of ``batch`` (one transaction each). An interruption
@@ -28,21 +31,16 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core.lifecycle import state
 from hermes_core.store.errors import SessionNotFound, StoreError
+from hermes_core.store.imports import APPEND_MARK_PREFIX
 
 if TYPE_CHECKING:
     from hermes_hookspecs import Message, Session
 
     from hermes_core.store.protocol import Store
 
-COPIED_STATE_KEYS = (
-    state.LAST_AUTO_PRUNE,
-    state.LAST_AUTO_PRUNE_REMOVED,
-    state.LAST_AUTO_ARCHIVE,
-    state.LAST_AUTO_ARCHIVE_ARCHIVED,
-    state.LAST_VACUUM,
-    state.LAST_FAILURE,
-)
-"""The ``state_meta`` keys that travel (the clean-up lock stays: it belongs to a process)."""
+SOURCE_ONLY_STATE_KEYS = frozenset({state.LOCK, state.LAST_VACUUM})
+"""The ``state_meta`` keys that stay behind: the clean-up lock belongs to a process working on
+the source, and the last VACUUM compacted the source's own file. Every other key travels."""
 _MESSAGE_DERIVED = frozenset({"message_count", "tool_call_count"})
 """Session counters the target derives from the messages it is given."""
 _GIVEN_SEPARATELY = frozenset({
@@ -203,11 +201,39 @@ def migrate_store(
     files = source.imports.load_files()
     for record in files.values():
         target.imports.update_file(record)
-    target.write_state(source.read_state(COPIED_STATE_KEYS))
+    target.write_state(_travelling_state(source, target))
     _verify(source, target, order, len(routes), len(files))
     total_messages = source.stats().total_messages
     return MigrationReport(len(order), total_messages, copied, skipped, redone, len(routes),
                            len(files))  # fmt: skip
+
+
+def _travelling_state(source: Store, target: Store) -> dict[str, str]:
+    """Every ``state_meta`` key of ``source`` but :data:`SOURCE_ONLY_STATE_KEYS`, with the
+    import append marks renumbered into the target's message ids."""
+    travelling = {
+        key: value
+        for key, value in source.list_state().items()
+        if key not in SOURCE_ONLY_STATE_KEYS
+    }
+    for key, value in travelling.items():
+        if key.startswith(APPEND_MARK_PREFIX):
+            travelling[key] = _renumbered_mark(source, target, value)
+    return travelling
+
+
+def _renumbered_mark(source: Store, target: Store, value: str) -> str:
+    """An append mark (``{"session_id", "last_id"}``) naming the target's message at the place
+    of the source's ``last_id``; unchanged when it cannot be read or its session is gone."""
+    try:
+        mark = json.loads(value)
+        session_id, last_id = str(mark["session_id"]), int(mark["last_id"])
+        kept = sum(1 for m in source.iter_messages(session_id) if (m.id or 0) <= last_id)
+        target_ids = [m.id or 0 for m in target.iter_messages(session_id)]
+    except (ValueError, KeyError, TypeError, SessionNotFound):
+        return value
+    mark["last_id"] = target_ids[kept - 1] if 0 < kept <= len(target_ids) else 0
+    return json.dumps(mark)
 
 
 def _verify(source: Store, target: Store, order: list[str], routes: int, files: int) -> None:

@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from hermes_core.store.protocol import SearchIndex
 
 FULL_RANK_MAX = 12_000
-"""Queries matching at most this many messages (any role) are ranked by full FTS5 bm25."""
+"""Queries matching at most this many messages (any role) are ranked by full FTS5 bm25 (or
+fewer: a backend whose exhaustive ranking costs more sets a lower ``full_rank_max``)."""
 CANDIDATES = 300
 """Otherwise: how many of the newest matches (after role/source filters) are ranked."""
 RANKED_HITS = 200
@@ -103,7 +104,8 @@ def _fts_hits(
 ) -> tuple[list[Hit], str]:
     # The index raises QueryRejected for syntax errors, unknown column filters, unterminated
     # strings, special queries…
-    if sort is None and not index.more_matches_than(fts, FULL_RANK_MAX):
+    full_rank_max = min(FULL_RANK_MAX, index.full_rank_max)
+    if sort is None and not index.more_matches_than(fts, full_rank_max):
         return _full_bm25(index, fts, roles, source), "full"
     hits = _bounded(index, fts, roles, source, sort)
     return hits, "bounded" if sort is None else "sorted"

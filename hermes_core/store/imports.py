@@ -83,7 +83,10 @@ def update_import_file(connection: sqlite3.Connection, record: ImportFileRecord)
         db.execute("DELETE FROM state_meta WHERE key = ?", (_APPEND_KEY + record.path,))
 
 
-_APPEND_KEY = "import_append:"
+APPEND_MARK_PREFIX = "import_append:"
+"""``state_meta`` keys of unfinished appends start so (the value: JSON ``session_id``,
+``last_id`` — the last message kept)."""
+_APPEND_KEY = APPEND_MARK_PREFIX
 
 
 def mark_append(

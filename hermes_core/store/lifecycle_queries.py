@@ -67,6 +67,16 @@ def read_state(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, str]:
     return {str(key): str(value) for key, value in rows if value is not None}
 
 
+def list_state(db: sqlite3.Connection, prefix: str = "") -> dict[str, str]:
+    """Every set key starting with ``prefix`` (all when empty) and its value, by key."""
+    rows = db.execute(
+        "SELECT key, value FROM state_meta WHERE substr(key, 1, ?) = ? AND value IS NOT NULL "
+        "ORDER BY key",
+        (len(prefix), prefix),
+    )
+    return {str(key): str(value) for key, value in rows}
+
+
 def write_state(db: sqlite3.Connection, values: Mapping[str, str]) -> None:
     """Set keys inside the caller's write transaction."""
     db.executemany(

@@ -68,6 +68,8 @@ class SqliteSearchIndex:
 
     database_errors: tuple[type[Exception], ...] = (sqlite3.DatabaseError,)
     """What this backend raises when the store itself cannot be read."""
+    full_rank_max: int = 12_000
+    """FTS5 ranks up to this many matches by exact bm25 within the latency target."""
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection

@@ -34,6 +34,7 @@ from .connection import (
 from .errors import SessionNotFound, StoreUnavailable
 from .import_bookkeeping import SqliteImportBookkeeping
 from .lifecycle_queries import SqliteLifecycle
+from .lifecycle_queries import list_state as _list_state
 from .lifecycle_queries import read_state as _read_state
 from .lifecycle_queries import write_state as _write_state
 from .lookup import resolve_reference
@@ -558,6 +559,11 @@ class SessionStore:
         """Set ``state_meta`` keys in one transaction."""
         with write_transaction(self._connection) as db:
             _write_state(db, values)
+
+    def list_state(self, prefix: str = "") -> dict[str, str]:
+        """Every ``state_meta`` key that is set and starts with ``prefix`` (all keys when it
+        is empty), with its value, in key order."""
+        return _list_state(self._connection, prefix)
 
     def backup(self) -> Path:
         """Checkpoint the WAL into the file and copy it beside itself, named with the time;

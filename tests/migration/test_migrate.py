@@ -102,6 +102,41 @@ def test_everything_is_copied_and_verified(source: SessionStore, target: Store) 
     assert found.archived and not found.pinned
 
 
+def test_every_state_meta_key_travels_but_the_source_store_s_own(
+    source: SessionStore, target: Store
+) -> None:
+    made = source.resolve("my project")
+    source.write_state({
+        "gateway.home:telegram": '{"chat_id": "-100"}', "a.plugin.key": "kept as is",
+        state.LAST_VACUUM: "99.0", state.LAST_FAILURE: '{"at": 5, "error": "disk full"}',
+    })  # fmt: skip
+    source.queue_title("20990101_000000_abcdef", "Queued title")  # for a session to come
+    # An import append that never finished: the mark names the last message kept (the first
+    # of the session), by the source's own message number.
+    first_id = source.messages(made)[0].id
+    assert first_id is not None
+    source.imports.mark_append("/logs/b.jsonl", made, first_id)
+    source.imports.mark_append("/logs/c.jsonl", made, 0)
+    migrate_store(source, target)
+    copied = target.list_state()
+    expected = {
+        key: value
+        for key, value in source.list_state().items()
+        if key not in (state.LOCK, state.LAST_VACUUM) and not key.startswith("import_append:")
+    }
+    assert {key: copied[key] for key in expected if key in copied} == expected
+    assert state.LOCK not in copied and state.LAST_VACUUM not in copied
+    assert "Queued title" in copied.values() and copied["a.plugin.key"] == "kept as is"
+    target_first = target.messages(made)[0].id
+    assert target.imports.pending_appends() == {
+        "/logs/b.jsonl": (made, target_first),
+        "/logs/c.jsonl": (made, 0),
+    }
+    # Undone in the target, the unfinished append leaves exactly the first message.
+    target.imports.undo_pending_append("/logs/b.jsonl", made, target_first)
+    assert [m.content for m in target.messages(made)] == [source.messages(made)[0].content]
+
+
 def test_an_interrupted_migration_resumes_where_it_stopped(
     source: SessionStore, target: Store
 ) -> None:

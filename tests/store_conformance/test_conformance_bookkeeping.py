@@ -114,6 +114,24 @@ def test_state_meta_keeps_text_by_key(store: Store) -> None:
     assert store.read_state(["a", "c", "d"]) == {"c": "1.5", "d": '{"x": 1}'}
 
 
+def test_state_meta_lists_every_key_or_those_of_a_prefix_in_key_order(store: Store) -> None:
+    assert store.list_state() == {}
+    store.write_state({"gateway.home:slack": "C1", "b": "2", "a": "1", "gateway.home:email": "x"})
+    store.queue_title("20990101_000000_abcdef", "Later title")  # a session still to come
+    listed = store.list_state()
+    assert list(listed) == sorted(listed)
+    assert {"a": "1", "b": "2", "gateway.home:email": "x", "gateway.home:slack": "C1"}.items() <= (
+        listed.items()
+    )
+    assert "Later title" in listed.values()
+    assert store.list_state("gateway.home:") == {"gateway.home:email": "x", "gateway.home:slack": "C1"}
+    assert store.list_state("gateway.home:slack") == {"gateway.home:slack": "C1"}
+    assert store.list_state("nothing") == {}
+    with store.lifecycle.transaction() as db:
+        state.delete(db, "a")
+    assert "a" not in store.list_state()
+
+
 def test_the_lifecycle_lock_is_held_once(store: Store) -> None:
     lock = acquire(store.lifecycle, "test")
     with pytest.raises(LockHeld):

@@ -18,6 +18,7 @@ are split the same way. The ``simple`` configuration lowercases and does not ste
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +27,8 @@ from hermes_core.store.errors import QueryRejected
 from hermes_core.store.fulltext import TOOL_OUTPUT_INDEXED_CHARS, cjk_runs
 
 __all__ = [
+    "PAIR_INDEX_SQL",
+    "PAIR_MAX_BYTES",
     "TOOL_OUTPUT_INDEXED_CHARS",
     "WORD_SEPARATORS",
     "QueryTerms",
@@ -34,6 +37,12 @@ __all__ = [
     "snippet",
     "to_tsquery_text",
 ]
+
+PAIR_MAX_BYTES = 1000
+"""Word pairs longer than this are not indexed (a GIN key has to fit a third of a page)."""
+PAIR_INDEX_SQL = "hermes_word_pairs(search_words)"
+"""The expression of the pair index (see :mod:`.schema`); a query names it as written here."""
+_PAIRABLE = re.compile(r"[a-z0-9]+")
 
 WORD_SEPARATORS = "[^[:alnum:]]+"
 """The PostgreSQL regular expression of what separates words in the index."""
@@ -49,6 +58,10 @@ class QueryTerms:
     tsquery: str
     positive: tuple[tuple[str, bool], ...]
     """(lowercased word, is a prefix) of every term outside a ``NOT``."""
+    pairs: tuple[str, ...] = ()
+    """Adjacent word pairs (``"that will"``) every match must hold: those of the phrases the
+    query requires (not under ``OR`` or ``NOT``), whole ASCII words only. The pair index
+    (:data:`PAIR_INDEX_SQL`) narrows a phrase's candidates to the messages holding them."""
 
 
 def _lexemes(text: str, prefix: bool) -> tuple[str, list[tuple[str, bool]]]:
@@ -111,6 +124,7 @@ class _Parser:
         self._tokens = tokens
         self._at = 0
         self.positive: list[tuple[str, bool]] = []
+        self.pairs: list[str] = []
         self._negated = 0
 
     def _peek(self) -> tuple[str, str] | None:
@@ -130,10 +144,13 @@ class _Parser:
         return result
 
     def _or(self) -> str:
+        pairs_before = len(self.pairs)
         parts = [self._and()]
         while self._peek() == ("op", "OR"):
             self._take()
             parts.append(self._and())
+        if len(parts) > 1:
+            del self.pairs[pairs_before:]  # a phrase in one branch of an OR is not required
         return parts[0] if len(parts) == 1 else "(" + " | ".join(parts) + ")"
 
     def _and(self) -> str:
@@ -180,7 +197,22 @@ class _Parser:
         query, terms = _lexemes(text, prefix)
         if not self._negated:
             self.positive.extend(terms)
+            self.pairs.extend(_required_pairs(terms))
         return query
+
+
+def _required_pairs(terms: Sequence[tuple[str, bool]]) -> list[str]:
+    """The adjacent pairs of one phrase's words the pair index can look up: both whole words
+    (not a prefix), plain ASCII letters and digits (lowercased the same on both sides)."""
+    return [
+        f"{first} {second}"
+        for (first, first_prefix), (second, second_prefix) in itertools.pairwise(terms)
+        if not first_prefix
+        and not second_prefix
+        and _PAIRABLE.fullmatch(first)
+        and _PAIRABLE.fullmatch(second)
+        and len(first) + len(second) + 1 <= PAIR_MAX_BYTES
+    ]
 
 
 def to_tsquery_text(fts: str) -> QueryTerms:
@@ -188,7 +220,9 @@ def to_tsquery_text(fts: str) -> QueryTerms:
     raises :class:`QueryRejected` where FTS5 would refuse it."""
     parser = _Parser(_tokens(fts))
     tsquery = parser.parse()
-    return QueryTerms(tsquery, tuple(dict.fromkeys(parser.positive)))
+    return QueryTerms(
+        tsquery, tuple(dict.fromkeys(parser.positive)), tuple(dict.fromkeys(parser.pairs))
+    )
 
 
 def _matches(word: str, terms: Sequence[tuple[str, bool]]) -> bool:

@@ -39,6 +39,9 @@ TABLES = ("sessions", "messages", "system_prompts", "gateway_routing", "state_me
 _NOT_PINNED = "s.pinned = 0 AND s.id NOT IN (SELECT id FROM pinned_family)"
 
 
+_FULLTEXT_INDEXES = ("idx_messages_words", "idx_messages_pairs", "idx_messages_cjk")
+
+
 class PostgresLifecycleTransaction:
     """One open lifecycle transaction (see :class:`~hermes_core.store.protocol.
     LifecycleTransaction`)."""
@@ -188,11 +191,11 @@ class PostgresLifecycle:
         return before, self.size_bytes()
 
     def size_split(self) -> SizeSplit:
-        """Messages (heap, TOAST, key indexes), the full-text indexes, everything else."""
+        """Messages (heap, TOAST, key indexes), the full-text indexes (words, phrase pairs,
+        CJK), everything else."""
+        indexes = " + ".join(f"pg_relation_size('{index}')" for index in _FULLTEXT_INDEXES)
         row = self._db.execute(
-            "SELECT pg_total_relation_size('messages') - pg_relation_size('idx_messages_words') "
-            "- pg_relation_size('idx_messages_cjk'), "
-            "pg_relation_size('idx_messages_words') + pg_relation_size('idx_messages_cjk')"
+            f"SELECT pg_total_relation_size('messages') - ({indexes}), {indexes}"
         ).fetchone()
         messages, fulltext = (int(row[0]), int(row[1])) if row else (0, 0)
         total = self.size_bytes()

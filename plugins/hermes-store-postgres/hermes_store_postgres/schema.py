@@ -15,11 +15,19 @@ Full-text search (see :mod:`.fulltext`):
   words ``foo`` ``bar``, ``a_b`` is ``a`` ``b``). Tool output is indexed by its head only.
 * ``messages.cjk_text`` — only the CJK runs of a message (NULL for most messages), with a
   partial ``pg_trgm`` GIN index, for substring search of CJK text.
+* ``idx_messages_pairs`` — a GIN index over ``hermes_word_pairs(search_words)``: every two
+  words that stand next to each other (``"that will"``), read off the ``tsvector``'s own
+  positions. The word index holds no positions, so a phrase of common words would otherwise
+  check the positions of every message holding both words; with it only the messages holding
+  each adjacent pair of the phrase are checked. The function is declared costly (it is, per
+  row) so the planner reads the pairs off the index rather than computing them.
 
 Version history:
 
 1. system_prompts, sessions, messages (with both search columns), gateway_routing,
    state_meta, import_files.
+2. the function ``hermes_word_pairs`` and the phrase pair index ``idx_messages_pairs`` (built
+   over the existing messages when a store is upgraded: about as long as indexing the words).
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ from hermes_hookspecs import UserFacingError
 
 from hermes_core.store.errors import StoreTooNew, StoreUnavailable
 
-from .fulltext import TOOL_OUTPUT_INDEXED_CHARS, WORD_SEPARATORS
+from .fulltext import PAIR_INDEX_SQL, PAIR_MAX_BYTES, TOOL_OUTPUT_INDEXED_CHARS, WORD_SEPARATORS
 
 if TYPE_CHECKING:
     import psycopg
@@ -142,11 +150,32 @@ CREATE INDEX idx_import_files_foreign ON import_files(importer, foreign_id);
 """
 
 
+_V2 = f"""
+CREATE FUNCTION hermes_word_pairs(words tsvector) RETURNS text[]
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE COST 10000 AS $$
+    SELECT coalesce(array_agg(pair), '{{}}') FROM (  -- GIN drops the repeated keys
+        SELECT lag(w.lexeme) OVER (ORDER BY p) || ' ' || w.lexeme AS pair,
+               p - lag(p) OVER (ORDER BY p) AS gap
+        FROM unnest(words) w, unnest(w.positions) p
+    ) pairs
+    WHERE gap = 1 AND octet_length(pair) <= {PAIR_MAX_BYTES}
+$$;
+CREATE INDEX idx_messages_pairs ON messages USING gin ({PAIR_INDEX_SQL});
+"""
+
+
 def _migrate_to_1(db: psycopg.Connection[tuple[object, ...]]) -> None:
     db.execute(_V1.encode())  # several statements: the simple protocol takes them at once
 
 
-MIGRATIONS: list[Callable[[psycopg.Connection[tuple[object, ...]]], None]] = [_migrate_to_1]
+def _migrate_to_2(db: psycopg.Connection[tuple[object, ...]]) -> None:
+    db.execute(_V2.encode())
+
+
+MIGRATIONS: list[Callable[[psycopg.Connection[tuple[object, ...]]], None]] = [
+    _migrate_to_1,
+    _migrate_to_2,
+]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -16,6 +16,8 @@ index on ``messages.cjk_text``.
 
 from __future__ import annotations
 
+import itertools
+import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +31,7 @@ from hermes_core.store.protocol import (
     SessionSummaryRow,
 )
 
-from .fulltext import highlight, snippet, to_tsquery_text
+from .fulltext import PAIR_INDEX_SQL, QueryTerms, snippet, to_tsquery_text
 from .lookup import resolve_reference
 from .selection_sql import build_where
 
@@ -41,6 +43,16 @@ if TYPE_CHECKING:
     Db = psycopg.Connection[tuple[Any, ...]]
 
 AVERAGE_SAMPLE = 5000
+FULL_RANK_MAX = 1000
+"""Queries matching at most this many messages are ranked with ``ts_rank_cd`` over every
+match; above it the engine's bounded road ranks the newest candidates. ``ts_rank_cd`` reads
+each match's whole ``tsvector`` (≈ 25 µs a row on a loaded 2-core machine), so this keeps the
+exhaustive road within the 50 ms discovery target."""
+DENSE_MATCHES = 0.05
+"""Above this share of matching messages the newest matches are found by walking the messages
+newest first (a few thousand rows); below it from the word index, sorted (few matches)."""
+AVERAGE_REFRESH_SECONDS = 60.0
+"""How long the average indexed length is reused before it is read again."""
 _MESSAGE_COLUMNS = "id, role, content, timestamp, tool_name, tool_calls"
 _LISTED = "s.archived = 0 AND (s.parent_kind IS NULL OR s.parent_kind != 'delegate')"
 _PREVIEW = (
@@ -48,7 +60,6 @@ _PREVIEW = (
     "ORDER BY id LIMIT 1)"
 )
 _QUERY = "to_tsquery('simple', %s)"
-_MARK_CLOSE = "\x02"
 
 
 def _role_source_filter(roles: Sequence[str], source: str | None) -> tuple[str, list[object]]:
@@ -58,6 +69,53 @@ def _role_source_filter(roles: Sequence[str], source: str | None) -> tuple[str, 
         sql += " AND m.session_id IN (SELECT id FROM sessions WHERE source = %s)"
         params.append(source)
     return sql, params
+
+
+def _match(terms: QueryTerms, query: str, alias: str = "", *, pairs: bool = True) -> tuple[
+    str, list[object]
+]:
+    """The condition "the message matches" (``query``: the tsquery's SQL) and its parameters.
+
+    A query whose phrases require word pairs (:attr:`QueryTerms.pairs`) takes its candidates
+    from the pair index and checks each one's positions with ``ts_match_vq`` — the function
+    form of ``@@``, which the planner cannot send to the word index: a bitmap over both
+    indexes would recheck every candidate against the pair expression, computing it anew.
+    ``pairs=False`` (a walk over the newest messages, where most match) leaves the pairs out."""
+    words = f"{alias}search_words"
+    if not (pairs and terms.pairs):
+        return f"{words} @@ {query}", []
+    expression = PAIR_INDEX_SQL.replace("search_words", words)
+    return f"{expression} @> %s::text[] AND ts_match_vq({words}, {query})", [list(terms.pairs)]
+
+
+def _occurrences_sql(terms: QueryTerms) -> tuple[str, list[object]]:
+    """SQL counting the positions the query's words (outside ``NOT``) have in the message
+    ``m``'s ``tsvector``, and its parameters. ``setweight`` marks the wanted words' positions
+    and ``ts_filter`` keeps only those, both in C: only the few kept words are unnested. The
+    words a prefix starts are looked up in the message's own word list first."""
+    exact = [word for word, prefix in terms.positive if not prefix]
+    prefixes = [_escape_like(word) + "%" for word, prefix in terms.positive if prefix]
+    wanted = "%s::text[]"
+    params: list[object] = [exact]
+    if prefixes:
+        wanted += (
+            " || (SELECT coalesce(array_agg(l), '{}') FROM unnest(tsvector_to_array("
+            "m.search_words)) l WHERE l LIKE ANY(%s::text[]))"
+        )
+        params.append(prefixes)
+    return (
+        "(SELECT coalesce(sum(array_length(w.positions, 1)), 0) FROM unnest(ts_filter("
+        f"setweight(m.search_words, 'A', {wanted}), '{{a}}')) w)"
+    ), params
+
+
+def _density(ids: Sequence[int]) -> float:
+    """The share of all messages a query matches, estimated from some of its matches' ids: one
+    over the median gap between neighbouring ids (the scan may hand them over in any order,
+    from several stretches of the table)."""
+    ordered = sorted(ids)
+    gaps = sorted(b - a for a, b in itertools.pairwise(ordered))
+    return 1 / gaps[len(gaps) // 2] if gaps else 0.0
 
 
 def _varint(value: int) -> bytes:
@@ -83,9 +141,17 @@ def _database_errors() -> tuple[type[Exception], ...]:
 class PostgresSearchIndex:
     """The search reads of one PostgreSQL store."""
 
+    full_rank_max = FULL_RANK_MAX
+
     def __init__(self, db: Db) -> None:
         self._db = db
         self.database_errors = _database_errors()
+        self._matched: tuple[str, list[int]] | None = None
+        """The ids :meth:`more_matches_than` found (query, ids) when they were few enough to
+        rank: the next :meth:`ranked_matches` of that query ranks them without matching again."""
+        self._density: tuple[str, float] | None = None
+        """(query, share of messages it matches) as the last :meth:`more_matches_than` saw."""
+        self._averages: tuple[float, bytes | None] | None = None
 
     def _rows(self, sql: str, params: Sequence[object] | dict[str, object]) -> list[Any]:
         return self._db.execute(sql, params).fetchall()
@@ -300,21 +366,43 @@ class PostgresSearchIndex:
         return snippet(str(rows[0][0]), terms.positive, start, end, ellipsis, tokens)
 
     def more_matches_than(self, fts: str, count: int) -> bool:
-        query = to_tsquery_text(fts).tsquery
+        """Whether ``fts`` matches more than ``count`` messages. When it does not, the matching
+        ids are kept for the :meth:`ranked_matches` that follows (a phrase is checked against
+        each candidate's positions once, not twice)."""
+        terms = to_tsquery_text(fts)
+        match, pairs = _match(terms, _QUERY)
         rows = self._rows(
-            f"SELECT 1 FROM messages WHERE search_words @@ {_QUERY} OFFSET %s LIMIT 1",
-            [query, count],
+            f"SELECT id FROM messages WHERE {match} LIMIT %s", [*pairs, terms.tsquery, count + 1]
         )
-        return bool(rows)
+        ids = [int(r[0]) for r in rows]
+        more = len(ids) > count
+        self._matched = None if more else (fts, ids)
+        self._density = (fts, _density(ids)) if more else None
+        return more
+
+    def _known_matches(self, fts: str) -> list[int] | None:
+        """The ids the last :meth:`more_matches_than` of ``fts`` found (used once)."""
+        matched, self._matched = self._matched, None
+        return matched[1] if matched is not None and matched[0] == fts else None
 
     def ranked_matches(self, fts: str, limit: int) -> list[tuple[int, float]]:
         """(message id, -ts_rank_cd) of the best ``limit`` matches (lower is better)."""
-        query = to_tsquery_text(fts).tsquery
-        rows = self._rows(
-            "SELECT id, -ts_rank_cd(search_words, q, 1) AS score "
-            f"FROM messages, {_QUERY} q WHERE search_words @@ q ORDER BY score, id DESC LIMIT %s",
-            [query, limit],
-        )
+        terms = to_tsquery_text(fts)
+        query = terms.tsquery
+        known = self._known_matches(fts)
+        if known is not None:
+            rows = self._rows(
+                "SELECT id, -ts_rank_cd(search_words, q, 1) AS score "
+                f"FROM messages, {_QUERY} q WHERE id = ANY(%s) ORDER BY score, id DESC LIMIT %s",
+                [query, known, limit],
+            )
+        else:
+            match, pairs = _match(terms, "q")
+            rows = self._rows(
+                "SELECT id, -ts_rank_cd(search_words, q, 1) AS score FROM messages, "
+                f"{_QUERY} q WHERE {match} ORDER BY score, id DESC LIMIT %s",
+                [query, *pairs, limit],
+            )
         return [(int(r[0]), float(r[1])) for r in rows]
 
     def hit_details(
@@ -330,13 +418,14 @@ class PostgresSearchIndex:
     def ranked_filtered_matches(
         self, fts: str, roles: Sequence[str], source: str | None, limit: int
     ) -> list[HitRow]:
-        query = to_tsquery_text(fts).tsquery
+        terms = to_tsquery_text(fts)
         where, params = _role_source_filter(roles, source)
+        match, pairs = _match(terms, "q", "m.")
         rows = self._rows(
             "SELECT m.id, m.session_id, m.timestamp, -ts_rank_cd(m.search_words, q, 1) AS score "
-            f"FROM messages m, {_QUERY} q WHERE m.search_words @@ q{where} "
+            f"FROM messages m, {_QUERY} q WHERE {match}{where} "
             "ORDER BY score, m.id DESC LIMIT %s",
-            [query, *params, limit],
+            [terms.tsquery, *pairs, *params, limit],
         )
         return [(int(r[0]), str(r[1]), float(r[2]), float(r[3])) for r in rows]
 
@@ -350,31 +439,47 @@ class PostgresSearchIndex:
         limit: int,
         mark: str,
     ) -> list[tuple[int, str, float, str, bytes | None]]:
-        """(id, session id, timestamp, indexed text with each match opened by ``mark``, its
-        word count as a varint) of the ``limit`` newest (oldest) matches in ``roles``."""
+        """(id, session id, timestamp, ``mark`` once per occurrence of a matched word, the
+        number of distinct words as a varint) of the ``limit`` newest (oldest) matches in
+        ``roles``.
+
+        The occurrences are counted in SQL from the ``tsvector``'s positions (every word of
+        the query outside a ``NOT``; a prefix counts every word it starts), so no message text
+        crosses the wire: the engine only counts the marks. The candidates are picked by id
+        first and only those few rows are read whole."""
         terms = to_tsquery_text(fts)
         where, params = _role_source_filter(roles, source)
         direction = "ASC" if oldest_first else "DESC"
+        density = self._density[1] if self._density and self._density[0] == fts else None
+        # Sparse matches: order by an expression, so the planner reads them off the word
+        # index and sorts them, rather than walking the whole table newest first.
+        dense = density is not None and density >= DENSE_MATCHES
+        order_key = "m.id" if dense or density is None else "m.id + 0"
+        match, pairs = _match(terms, _QUERY, "m.", pairs=not dense)
+        counted, count_params = _occurrences_sql(terms)
         rows = self._rows(
-            "SELECT m.id, m.session_id, m.timestamp, "
-            "CASE WHEN m.role = 'tool' THEN left(m.content, %s) ELSE m.content END, "
-            f"length(m.search_words) FROM messages m WHERE m.search_words @@ {_QUERY}{where} "
-            f"ORDER BY m.id {direction} LIMIT %s",
-            [_indexed_chars(), terms.tsquery, *params, limit],
+            f"SELECT m.id, m.session_id, m.timestamp, {counted}, length(m.search_words) "
+            f"FROM messages m WHERE m.id IN (SELECT m.id FROM messages m WHERE {match}{where} "
+            f" ORDER BY {order_key} {direction} LIMIT %s) ORDER BY m.id {direction}",
+            [*count_params, *pairs, terms.tsquery, *params, limit],
         )
         return [
-            (
-                int(r[0]),
-                str(r[1]),
-                float(r[2]),
-                highlight(str(r[3]), terms.positive, mark, _MARK_CLOSE),
-                _varint(int(r[4])),
-            )
+            (int(r[0]), str(r[1]), float(r[2]), mark * int(r[3]), _varint(int(r[4])))
             for r in rows
         ]
 
     def index_averages(self) -> bytes | None:
-        """FTS5's averages record (rows, then words) over the newest messages."""
+        """FTS5's averages record (rows, then words) over the newest messages, read again
+        once :data:`AVERAGE_REFRESH_SECONDS` have passed (it moves slowly; reading it costs
+        every sampled row's ``tsvector``)."""
+        now = time.monotonic()
+        if self._averages is not None and now - self._averages[0] < AVERAGE_REFRESH_SECONDS:
+            return self._averages[1]
+        averages = self._read_averages()
+        self._averages = (now, averages)
+        return averages
+
+    def _read_averages(self) -> bytes | None:
         row = self._rows(
             "SELECT count(*), coalesce(sum(length(search_words)), 0) FROM "
             "(SELECT search_words FROM messages ORDER BY id DESC LIMIT %s) recent",

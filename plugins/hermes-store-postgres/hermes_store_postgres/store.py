@@ -602,6 +602,11 @@ class PostgresStore:
         with self._db.transaction():
             writes.write_state(self._db, values)
 
+    def list_state(self, prefix: str = "") -> dict[str, str]:
+        """Every ``state_meta`` key that is set and starts with ``prefix`` (all keys when it
+        is empty), with its value, in key order."""
+        return writes.list_state(self._db, prefix)
+
     # ------------------------------------------------------------------ titles
 
     def apply_automatic_title(self, session_id: str, proposal: str) -> str | None:

@@ -70,3 +70,23 @@ def test_repair_finds_and_rebuilds_what_drifted(
         session = store.get_session(session_id)
         assert (session.message_count, session.tool_call_count) == (2, 1)
         assert store.search_index.cjk_matches("量子纠缠", 10) != []
+
+
+def test_the_size_split_counts_every_full_text_index(
+    postgres_url: str, postgres_cluster: Cluster
+) -> None:
+    _fill(postgres_url)
+    name = postgres_url.rsplit("/", 1)[1]
+    indexes = int(
+        postgres_cluster.sql(
+            "SELECT pg_relation_size('idx_messages_words') + pg_relation_size('idx_messages_pairs')"
+            " + pg_relation_size('idx_messages_cjk')",
+            database=name,
+        )
+    )
+    with open_url(postgres_url, host=PluginHost()) as store:
+        split = store.lifecycle.size_split()
+        assert split.fulltext_bytes == indexes > 0
+        assert split.messages_bytes + split.fulltext_bytes + split.other_bytes == (
+            store.lifecycle.size_bytes()
+        )

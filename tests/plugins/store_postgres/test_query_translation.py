@@ -32,6 +32,24 @@ def test_each_query_form_becomes_its_tsquery(fts: str, tsquery: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("fts", "pairs"),
+    [
+        ("docker compose", ()),
+        ('"compose up"', ("compose up",)),
+        ('"Docker compose up" rollout', ("docker compose", "compose up")),
+        ('"compose u" *', ()),  # a prefix is no whole word
+        ('"a b c*" *', ("a b",)),
+        ('"compose up" OR rollout', ()),  # one branch of an OR is not required
+        ('("a b" OR c) "d e"', ("d e",)),
+        ('docker NOT "compose up"', ()),
+        ('"café au lait"', ("au lait",)),  # ASCII words only
+    ],
+)
+def test_the_word_pairs_every_match_must_hold(fts: str, pairs: tuple[str, ...]) -> None:
+    assert to_tsquery_text(fts).pairs == pairs
+
+
+@pytest.mark.parametrize(
     "fts",
     ['docker" AND (', "foo-bar", "c++", "a.b_c", "NOT docker", "docker OR", "(a b", "a)",
      "title:docker", "NEAR(a b)", "", "*", "'; DROP TABLE messages; --"],

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import threading
 
+import psycopg
 import pytest
+from hermes_hookspecs import Message
+from hermes_store_postgres.schema import SCHEMA_VERSION, migrate
 from hermes_store_postgres.testing import Cluster, fresh_database
 
 from hermes_core.plugins import PluginHost
+from hermes_core.search import session_search
 from hermes_core.store.backends import open_url
 from hermes_core.store.errors import StoreTooNew
 
@@ -32,7 +36,9 @@ def test_a_new_database_gets_the_extension_the_tables_and_a_version(
             thread.join(60)
         assert errors == []
         sql = postgres_cluster.sql
-        assert sql("SELECT version FROM hermes_schema_version", database=name) == "1"
+        assert sql("SELECT version FROM hermes_schema_version", database=name) == str(
+            SCHEMA_VERSION
+        )
         assert sql("SELECT count(*) FROM hermes_schema_version", database=name) == "1"
         assert (
             sql("SELECT count(*) FROM pg_extension WHERE extname = 'pg_trgm'", database=name) == "1"
@@ -56,3 +62,46 @@ def test_a_store_written_by_a_newer_version_is_refused(
     postgres_cluster.sql("UPDATE hermes_schema_version SET version = 99", database=name)
     with pytest.raises(StoreTooNew, match="schema v99"):
         open_url(postgres_url, host=PluginHost())
+
+
+def test_a_version_1_store_gets_the_phrase_pair_index_and_its_phrases_are_still_found(
+    postgres_url: str, postgres_cluster: Cluster
+) -> None:
+    name = postgres_url.rsplit("/", 1)[1]
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        migrate(db, "test", target=1)
+    postgres_cluster.sql(
+        "INSERT INTO sessions (id, source, started_at, last_active_at) "
+        "VALUES ('20260101_000000_aaaaaa', 'cli', 1, 1)",
+        database=name,
+    )
+    postgres_cluster.sql(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES "
+        "('20260101_000000_aaaaaa', 'user', 'the deploy will roll back tonight', 2), "
+        "('20260101_000000_aaaaaa', 'user', 'roll the deploy back', 3)",
+        database=name,
+    )
+    store = open_url(postgres_url, host=PluginHost())
+    try:
+        sql = postgres_cluster.sql
+        assert sql("SELECT version FROM hermes_schema_version", database=name) == "2"
+        assert sql(
+            "SELECT count(*) FROM pg_indexes WHERE indexname = 'idx_messages_pairs'", database=name
+        ) == "1"
+        assert sql(
+            "SELECT array(SELECT DISTINCT unnest(hermes_word_pairs(search_words)) ORDER BY 1) "
+            "FROM messages ORDER BY id LIMIT 1",
+            database=name,
+        ) == "{\"back tonight\",\"deploy will\",\"roll back\",\"the deploy\",\"will roll\"}"
+        found = session_search(store, query='"roll back"')
+        assert [r["match_message_id"] for r in found["results"]] == [1]
+        assert session_search(store, query='"back roll"')["count"] == 0
+        # Appended after the upgrade: indexed on the way in.
+        later = store.create_session("cli")
+        store.append_message(later.id, Message("user", "please roll back the canary"))
+        assert {r["session_id"] for r in session_search(store, query='"roll back"')["results"]} == {
+            "20260101_000000_aaaaaa",
+            later.id,
+        }
+    finally:
+        store.close()

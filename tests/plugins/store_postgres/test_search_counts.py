@@ -1,0 +1,56 @@
+"""The PostgreSQL search's own shortcuts give what the plain reading gives: the bounded road's
+term counts (read from the ``tsvector`` in SQL) equal the words the highlighter marks in the
+text, and the count probe's kept matches rank exactly as a fresh match would."""
+
+from __future__ import annotations
+
+import pytest
+from hermes_hookspecs import Message
+from hermes_store_postgres.fulltext import highlight, to_tsquery_text
+
+from hermes_core.plugins import PluginHost
+from hermes_core.store.backends import open_url
+
+TEXTS = [
+    "Deploy the deploy script; deployment deployed. deploy!",
+    "nothing to see here",
+    "Rollout: roll out the rollout, then ROLL back",
+    "deploy rollout deploy-rollout deploy_rollout",
+]
+
+
+@pytest.mark.parametrize(
+    "fts", ["deploy", "deploy*", "roll*", "deploy rollout", '"deploy rollout"', "deploy NOT script"]
+)
+def test_term_counts_match_the_highlighted_words(postgres_url: str, fts: str) -> None:
+    store = open_url(postgres_url, host=PluginHost())
+    try:
+        session = store.create_session("cli")
+        store.append_messages(session.id, [Message("user", text) for text in TEXTS])
+        rows = store.search_index.newest_matches(
+            fts, ["user"], None, oldest_first=False, limit=10, mark="\x01"
+        )
+        contents = {m.id: m.content for m in store.messages(session.id)}
+        terms = to_tsquery_text(fts).positive
+        counted = {row[0]: row[3].count("\x01") for row in rows}
+        marked = {
+            message_id: highlight(contents[message_id], terms, "\x01", "\x02").count("\x01")
+            for message_id in counted
+        }
+        assert counted and counted == marked
+    finally:
+        store.close()
+
+
+def test_the_probe_s_matches_rank_as_a_fresh_match_would(postgres_url: str) -> None:
+    store = open_url(postgres_url, host=PluginHost())
+    try:
+        session = store.create_session("cli")
+        store.append_messages(session.id, [Message("user", text) for text in TEXTS])
+        index = store.search_index
+        fresh = index.ranked_matches('"deploy rollout"', 10)
+        assert not index.more_matches_than('"deploy rollout"', 100)
+        assert index.ranked_matches('"deploy rollout"', 10) == fresh
+        assert [row[0] for row in fresh] and len(fresh) == 1
+    finally:
+        store.close()
