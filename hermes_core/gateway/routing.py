@@ -164,8 +164,11 @@ class Router:
     ) -> Resolution:
         """The session the chat goes on in, creating it (with its routing row, in one
         transaction) when there is none, and rewriting a missing or stale routing row."""
-        found = self.current(session_key)
+        # The routing row is read BEFORE the key's sessions: a session another gateway creates
+        # in between is then seen by claim_route as a row that moved on (adopted), never
+        # taken for the row this gateway expected (which would start a second session).
         route = self.table.route(session_key)
+        found = self.current(session_key)
         if found is None:
             claimed, created = self.table.claim_route(
                 session_key,
