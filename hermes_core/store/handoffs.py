@@ -21,6 +21,7 @@ from .connection import write_transaction
 
 HandoffState = Literal["pending", "running", "completed", "failed"]
 HANDOFF_PREFIX = "gateway.handoff:"
+HOME_PARTICIPANT_PREFIX = "gateway.home_participant:"
 REASON_LIMIT = 500
 """The longest failure reason kept."""
 ACTIVE_STATES = ("pending", "running")
@@ -109,6 +110,26 @@ class HandoffRegistry:
                     )
                     reclaimed.append(current.session_id)
         return reclaimed
+
+    def remember_home_participant(self, platform: str, chat_type: str, user_id: str | None) -> None:
+        """What ``/sethome`` knew besides the chat: its type and who sent it, so a handoff
+        to the home channel itself lands on the key that person's messages there use."""
+        value = json.dumps({"chat_type": chat_type, "user_id": user_id})
+        with write_transaction(self._db) as db:
+            db.execute(
+                "INSERT OR REPLACE INTO state_meta(key, value) VALUES (?, ?)",
+                (HOME_PARTICIPANT_PREFIX + platform, value),
+            )
+
+    def home_participant(self, platform: str) -> tuple[str, str | None]:
+        """(chat type, user id) of the platform's ``/sethome``; ("group", None) when unknown."""
+        row = self._db.execute(
+            "SELECT value FROM state_meta WHERE key = ?", (HOME_PARTICIPANT_PREFIX + platform,)
+        ).fetchone()
+        if row is None:
+            return "group", None
+        data = json.loads(row[0])
+        return str(data.get("chat_type") or "group"), data.get("user_id")
 
     def _finish(self, session_id: str, state: HandoffState, error: str | None) -> bool:
         with write_transaction(self._db) as db:
