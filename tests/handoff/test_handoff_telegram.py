@@ -83,7 +83,7 @@ def test_handoff_into_a_new_topic_continues_there_and_back_on_the_cli(
     configure(home, model, telegram)
     alice = telegram.user("Alice")
     group = telegram.supergroup(-100500, "Team", forum=True)
-    model.add(Reply(text="ok"), Reply(text="Sure, the plan is ready."))
+    model.add(Reply(text="Sure, the plan is ready."))
     with GatewayProcess(home) as gateway:
         sethome(telegram, group, alice)
         model.add(
@@ -132,7 +132,7 @@ def test_no_topic_possible_falls_back_to_the_home_chat(
     configure(home, model, telegram)
     alice = telegram.user("Alice")
     group = telegram.supergroup(-100600, "Plain group")  # no topics: createForumTopic fails
-    model.add(Reply(text="ok"), Reply(text="Sure, the plan is ready."))
+    model.add(Reply(text="Sure, the plan is ready."))
     with GatewayProcess(home) as gateway:
         sethome(telegram, group, alice)
         model.add(Reply(text="Handoff confirmed."), Reply(text="Same session here."))
