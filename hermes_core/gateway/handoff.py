@@ -78,6 +78,7 @@ class HandoffWatcher:
         loop = asyncio.get_running_loop()
         try:
             await loop.run_in_executor(self._thread, self._open, path)
+            log.debug("handoff watcher: watching for %s", ", ".join(self.platforms))
             while not stop.is_set():
                 try:
                     await loop.run_in_executor(self._thread, self.step)
