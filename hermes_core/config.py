@@ -119,6 +119,7 @@ SETTINGS: Mapping[str, Setting] = {
         "a mapping of platform name → {alias: canonical id}",
     ),
     "gateway.workers": _whole(8, minimum=1),
+    "gateway.handoff_timeout_seconds": _whole(60, minimum=1),
     "group_sessions_per_user": _with_default(_boolean(), True),
     "thread_sessions_per_user": _boolean(),
     "session_reset.mode": _choice("none", "none", "idle", "daily", "both"),

@@ -1,5 +1,5 @@
-"""Slash commands inside the chat (SPEC R4, S4): ``/title``, ``/new``, ``/compress``,
-``/resume``, ``/sessions``, ``/branch``, ``/save``, ``/help``, ``/exit``.
+"""Slash commands inside the chat (SPEC R4, S4, G7): ``/title``, ``/new``, ``/compress``,
+``/resume``, ``/sessions``, ``/branch``, ``/save``, ``/handoff``, ``/help``, ``/exit``.
 
 Each command is a function of a :class:`SlashContext` and its argument text; failures the
 person can act on raise ``UserFacingError`` and are printed by the REPL as one line.
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from hermes_core.agent import TurnListener
+    from hermes_core.config import Config
 
 
 @dataclass(slots=True)
@@ -38,6 +39,8 @@ class SlashContext:
     """A fresh listener for a model call a command makes (``/compress``)."""
     recorded: bool = True
     """False in a degraded start: nothing is stored, so there is nothing to resume or save."""
+    config: Config | None = None
+    """The configuration (``/handoff`` reads ``gateway.platforms``); None in bare tests."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +135,12 @@ def _save(context: SlashContext, argument: str) -> bool:
     return False
 
 
+def _handoff(context: SlashContext, argument: str) -> bool:
+    from .handoff import hand_off
+
+    return hand_off(context, argument)
+
+
 def _help(context: SlashContext, argument: str) -> bool:
     width = max(len(f"/{c.name} {c.arguments}".rstrip()) for c in COMMANDS.values())
     for command in COMMANDS.values():
@@ -155,6 +164,9 @@ COMMANDS: dict[str, SlashCommand] = {
         SlashCommand("sessions", "", "pick a recent session to switch to", _sessions),
         SlashCommand("branch", "", "continue in a copy of this conversation", _branch),
         SlashCommand("save", "", "write a JSON snapshot to $HERMES_HOME/sessions/saved/", _save),
+        SlashCommand(
+            "handoff", "PLATFORM", "move this session to a gateway platform and exit", _handoff
+        ),
         SlashCommand("help", "", "list these commands", _help),
         SlashCommand("exit", "", "end the chat (also Ctrl-D)", _exit),
     )

@@ -50,6 +50,8 @@ class Conversation:
         self.session_id = self._fresh_id()
         self.started = False
         """Whether the current session's row exists (False until the first message)."""
+        self.handed_off = False
+        """True once ``/handoff`` moved the session to a platform: leaving does not end it."""
 
     @staticmethod
     def _fresh_id() -> str:

@@ -242,6 +242,7 @@ def _repl(
         show_resumed=lambda session: _show_resumed(context, console, session),
         listener=lambda: StreamPrinter(console),
         recorded=recorded,
+        config=context.config,
     )
     return ChatRepl(conversation, console, context.home, slash, titles=titles)
 
@@ -249,6 +250,8 @@ def _repl(
 def _farewell(console: Console, conversation: Conversation, recorded: bool) -> None:
     from hermes_core.chat.output import notice_line
 
+    if conversation.handed_off:
+        return  # the session goes on on a platform: not ended, the crumb still points at it
     ended = conversation.end("user_exit")
     if not recorded:
         notice_line(console, "This chat was not recorded (the session store is unavailable).")

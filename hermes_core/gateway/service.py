@@ -178,6 +178,10 @@ async def serve(
         await gateway.stop()
         raise GatewayError("no platform could start (see the lines above)")
     _write_status(home, gateway, adapters)
+    from .handoff import HandoffWatcher
+
+    watcher = HandoffWatcher(worker, adapters, gateway.running_platforms)
+    watching = asyncio.create_task(watcher.run(stop))
     log.info(
         "running %s (pid %d); Ctrl-C or SIGTERM stops it",
         ", ".join(gateway.running_platforms),
@@ -187,6 +191,8 @@ async def serve(
         await stop.wait()
         log.info("stopping: finishing %d turn(s) in flight", gateway.turns_in_flight)
     finally:
+        stop.set()
+        await asyncio.gather(watching, return_exceptions=True)
         await gateway.stop()
         status_path(home).unlink(missing_ok=True)
     log.info("stopped")

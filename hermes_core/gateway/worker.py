@@ -352,6 +352,7 @@ class EventWorker:
             return _command_reply(f"✓ Title set: {titled.title}", session.id)
         if command.name == "sethome":
             router.table.set_home(origin.platform, origin.chat_id, origin.thread_id)
+            _remember_home_participant(context.store, origin)
             current = router.current(session_key)
             return _command_reply(
                 f"✓ This chat is now the home channel of {origin.platform}.",
@@ -368,6 +369,15 @@ class EventWorker:
         # /stop reaches a worker only when nothing was running for this chat.
         current = router.current(session_key)
         return _command_reply("Nothing to stop.", current.session_id if current else None)
+
+
+def _remember_home_participant(store: Store, origin: RouteOrigin) -> None:
+    """For ``/handoff`` to the home channel itself (SQLite store; see ``gateway.handoff``)."""
+    if isinstance(store, SessionStore):
+        from hermes_core.store.handoffs import HandoffRegistry
+
+        registry = HandoffRegistry(store.connection)
+        registry.remember_home_participant(origin.platform, origin.chat_type, origin.user_id)
 
 
 def _command_reply(text: str, session_id: str | None, failed: bool = False) -> GatewayReply:

@@ -18,7 +18,7 @@ def test_slash_lines_split_into_name_and_argument() -> None:
 
 def test_every_command_of_the_spec_exists() -> None:
     assert set(COMMANDS) == {
-        "title", "new", "compress", "resume", "sessions", "branch", "save", "help", "exit",
+        "title", "new", "compress", "resume", "sessions", "branch", "save", "handoff", "help", "exit",
     }  # fmt: skip
 
 

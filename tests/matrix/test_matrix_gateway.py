@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ import pytest
 from gateway.gateway_helpers import TITLE_MATCH, title_reply, user_texts
 from gateway.gateway_process import GatewayProcess, environment, write_config
 from installed_hermes import hermes_command
+from matrix_helpers import matrix_settings, wait_until
 from standins.openai_server import OpenAIStandIn, Reply
 from synapse_homeserver import MatrixUser, Synapse, free_port
 
@@ -29,26 +29,6 @@ def standin() -> Iterator[OpenAIStandIn]:
     with OpenAIStandIn() as server:
         server.add(title_reply())
         yield server
-
-
-def matrix_settings(synapse: Synapse, bot: MatrixUser, **extra: Any) -> dict[str, Any]:
-    return {
-        "homeserver": synapse.base_url,
-        "user_id": bot.user_id,
-        "password": bot.password,
-        "stream_edit_seconds": 0.2,
-        "sync_timeout_seconds": 2,
-        **extra,
-    }
-
-
-def wait_until(check: Any, what: str, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if check():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting until {what}")
 
 
 def turn_requests(standin: OpenAIStandIn) -> list[dict[str, Any]]:

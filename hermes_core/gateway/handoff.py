@@ -1,0 +1,170 @@
+"""The gateway's side of ``/handoff <platform>`` (SPEC G7): a watcher that claims pending
+handoffs for the platforms this gateway runs and moves the session there.
+
+For each claimed handoff, on the watcher's own thread (adapters' ``send``/``create_thread``
+block and must not run on the event loop): open a thread titled like the session in the
+platform's home channel (a failure or None: the home channel itself), point the destination
+key (computed with the G1 rules: a thread is keyed without a user id; the home channel by the
+person who sent ``/sethome``) at the SAME session id, run a synthetic user turn asking the agent
+to confirm the handoff and summarise, and send the answer. A send that fails marks the handoff
+failed with the reason; otherwise it is completed. The session keeps its source (``cli``); its
+routing identity (key, chat, thread) is stamped on it in the routing transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from hermes_hookspecs import ChatType, build_session_key
+
+from hermes_core.agent import TurnEngine
+from hermes_core.store import STATE_DB_NAME, SessionStore
+from hermes_core.store.handoffs import Handoff, HandoffRegistry
+from hermes_core.store.routed_sessions import RouteOrigin
+
+if TYPE_CHECKING:
+    from .worker import EventWorker
+
+log = logging.getLogger("hermes.gateway")
+
+POLL_SECONDS = 1.0
+HANDOFF_PROMPT = (
+    "[Handoff] This conversation has just been handed off from the terminal to {platform}. "
+    "Confirm the handoff in one sentence, then summarise the conversation so far in a few "
+    "lines so it can go on here."
+)
+
+
+def sqlite_store_path(worker: EventWorker) -> Any:
+    """The SQLite file the gateway runs on, or None on another backend (no handoffs then)."""
+    from hermes_core.store.backends import SQLITE_SCHEME, sqlite_path, url_scheme
+
+    if worker.store_url is None:
+        return worker.home / STATE_DB_NAME
+    if url_scheme(worker.store_url) == SQLITE_SCHEME:
+        return sqlite_path(worker.store_url)
+    return None
+
+
+class HandoffWatcher:
+    """Polls the handoff registry about once a second while the gateway runs."""
+
+    def __init__(
+        self,
+        worker: EventWorker,
+        adapters: Mapping[str, Any],
+        platforms: list[str],
+        *,
+        interval: float = POLL_SECONDS,
+    ) -> None:
+        self.worker = worker
+        self.adapters = adapters
+        self.platforms = platforms
+        self.interval = interval
+        self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hermes-handoff")
+        self._store: SessionStore | None = None
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Claim and carry out handoffs until ``stop`` is set."""
+        path = sqlite_store_path(self.worker)
+        if path is None:
+            log.info("handoffs need the SQLite store; /handoff is not served by this gateway")
+            return
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(self._thread, self._open, path)
+            log.debug("handoff watcher: watching for %s", ", ".join(self.platforms))
+            while not stop.is_set():
+                try:
+                    await loop.run_in_executor(self._thread, self.step)
+                except Exception as error:  # one bad handoff must not stop the watcher
+                    log.error("handoff watcher: %s", " ".join(str(error).split()))
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), self.interval)
+        finally:
+            await loop.run_in_executor(self._thread, self._close)
+            self._thread.shutdown(wait=True)
+
+    def _open(self, path: Any) -> None:
+        self._store = SessionStore(path, events=self.worker.host)
+        reclaimed = HandoffRegistry(self._store.connection).reclaim_stale(self.platforms)
+        for session_id in reclaimed:
+            log.info("handoff of %s was left running by a stopped gateway: retrying", session_id)
+
+    def _close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def step(self) -> Handoff | None:
+        """Claim one pending handoff and carry it out (on the watcher thread)."""
+        store = self._store
+        assert store is not None
+        registry = HandoffRegistry(store.connection)
+        handoff = registry.claim(self.platforms)
+        if handoff is None:
+            return None
+        log.info("handoff of %s to %s claimed", handoff.session_id, handoff.platform)
+        try:
+            self._carry_out(store, registry, handoff)
+        except Exception as error:
+            reason = " ".join(str(error).split()) or type(error).__name__
+            log.warning("handoff of %s to %s failed: %s", handoff.session_id, handoff.platform,
+                        reason)  # fmt: skip
+            registry.fail(handoff.session_id, reason)
+            return handoff
+        registry.complete(handoff.session_id)
+        log.info("handoff of %s to %s completed", handoff.session_id, handoff.platform)
+        return handoff
+
+    def _carry_out(self, store: SessionStore, registry: HandoffRegistry, handoff: Handoff) -> None:
+        platform = handoff.platform
+        adapter = self.adapters[platform]
+        home = store.routing.home(platform)
+        if home is None:
+            raise RuntimeError(f"{platform} has no home channel: send /sethome in a chat there")
+        chat_id, home_thread = home
+        session = store.get_session(handoff.session_id)
+        title = session.title or session.id
+        thread_id: str | None = None
+        try:
+            thread_id = adapter.create_thread(chat_id, title)
+        except Exception as error:
+            log.warning("handoff: no thread in %s (%s); using the home channel", chat_id, error)
+        rules = self.worker.rules
+        if thread_id is not None:
+            chat_type: ChatType = "thread"
+            user_id: str | None = None
+        else:
+            thread_id = home_thread
+            kind, user_id = registry.home_participant(platform)
+            chat_type = kind if kind in ("dm", "group", "channel", "thread") else "group"  # type: ignore[assignment]
+        key = build_session_key(
+            platform,
+            chat_type,
+            chat_id,
+            user_id,
+            thread_id,
+            group_sessions_per_user=rules.group_sessions_per_user,
+            thread_sessions_per_user=rules.thread_sessions_per_user,
+        )
+        origin = RouteOrigin(
+            platform=platform,
+            chat_id=chat_id,
+            chat_type=chat_type,
+            user_id=user_id,
+            thread_id=thread_id,
+        )
+        store.routing.point(key, session.id, origin)
+        engine = TurnEngine(store, self.worker.provider, self.worker.settings)
+        result = engine.run_turn(session.id, HANDOFF_PROMPT.format(platform=platform))
+        if result.session_id != session.id:
+            store.routing.point(key, result.session_id, origin)
+        if result.error:
+            raise RuntimeError(f"the model could not answer: {result.error}")
+        adapter.send(chat_id, result.text, thread_id)
