@@ -3,11 +3,12 @@ handoffs for the platforms this gateway runs and moves the session there.
 
 For each claimed handoff, on the watcher's own thread (adapters' ``send``/``create_thread``
 block and must not run on the event loop): open a thread titled like the session in the
-platform's home channel (a failure or None: the home channel itself), point the destination
-key (computed with the G1 rules: a thread is keyed without a user id; the home channel by the
-person who sent ``/sethome``) at the SAME session id, run a synthetic user turn asking the agent
-to confirm the handoff and summarise, and send the answer. A send that fails marks the handoff
-failed with the reason; otherwise it is completed. The session keeps its source (``cli``); its
+platform's home channel (a failure or None: the home channel itself), run a synthetic user turn
+asking the agent to confirm the handoff and summarise, send the answer, and only then point the
+destination key (computed with the G1 rules: a thread is keyed without a user id; the home
+channel by the person who sent ``/sethome``) at the SAME session id. A send that fails marks the
+handoff failed with the reason and leaves the destination key untouched; otherwise it is
+completed. The session keeps its source (``cli``); its
 routing identity (key, chat, thread) is stamped on it in the routing transaction.
 """
 
@@ -160,11 +161,12 @@ class HandoffWatcher:
             user_id=user_id,
             thread_id=thread_id,
         )
-        store.routing.point(key, session.id, origin)
         engine = TurnEngine(store, self.worker.provider, self.worker.settings)
         result = engine.run_turn(session.id, HANDOFF_PROMPT.format(platform=platform))
-        if result.session_id != session.id:
-            store.routing.point(key, result.session_id, origin)
         if result.error:
             raise RuntimeError(f"the model could not answer: {result.error}")
         adapter.send(chat_id, result.text, thread_id)
+        # Only a handoff that reached the platform takes the chat over: a failed send leaves
+        # the destination key (the home chat's own conversation) where it was.
+        # result.session_id: the turn may have continued in a compression child.
+        store.routing.point(key, result.session_id, origin)

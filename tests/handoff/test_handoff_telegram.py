@@ -222,6 +222,9 @@ def test_a_failed_send_is_reported_and_can_be_retried(
         failed = HandoffRegistry(store.connection).get(session.id)
         assert failed is not None and failed.state == "failed"
         assert failed.error is not None and "chat not found" in failed.error.lower()
+        # A handoff that never reached the platform takes no chat over.
+        assert all(route.session_id != session.id for route in store.routing.routes())
+        assert store.get_session(session.id).session_key is None
 
 
 def _wait_for_log(gateway: GatewayProcess, text: str) -> None:
