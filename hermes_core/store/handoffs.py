@@ -65,6 +65,13 @@ class HandoffRegistry:
     def claim(self, platforms: list[str]) -> Handoff | None:
         """Take the oldest pending handoff for one of ``platforms`` (pending → running); None
         when there is none. Atomic: a handoff is claimed by one gateway only."""
+        idle = not self._db.in_transaction and not any(
+            h.state == "pending" and h.platform in platforms for h in _all(self._db)
+        )
+        if idle:
+            # The gateway polls every second: a plain (autocommit, so current) read first, so
+            # an idle poll never takes the write lock the gateway's turns are waiting for.
+            return None
         with write_transaction(self._db) as db:
             for current in sorted(_all(db), key=lambda h: h.requested_at):
                 if current.state == "pending" and current.platform in platforms:
