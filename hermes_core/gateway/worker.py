@@ -4,9 +4,9 @@ turn engine (which stores the user turn, calls the model and stores the answer).
 Each worker thread has its own store connection, router and turn engine (a ``SessionStore`` is
 meant for one thread). The gateway writes no message itself: every user turn and answer goes
 through :meth:`TurnEngine.run_turn`. The moment the user turn is committed reaches the event
-through the turn listener, so an adapter can acknowledge the event then and not before; the
-platform's message id (when the event has one) is remembered then, so a re-sent message is
-acknowledged without being stored twice.
+through the turn listener, so an adapter can acknowledge the event then and not before. The
+platform's message id (when the event has one) is stored on the user turn itself, so a re-sent
+message is acknowledged without being stored twice.
 """
 
 from __future__ import annotations
@@ -41,9 +41,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("hermes.gateway")
 
 
-class NotifyingStore(SessionStore):
-    """A store that measures its writes for the debug timing line (the moment a user turn is
-    committed reaches the event through the turn listener's ``on_user_turn``)."""
+class TimedStore(SessionStore):
+    """The SQLite store of a worker thread, measuring its writes for the debug timing line."""
 
     def __init__(
         self,
@@ -75,7 +74,7 @@ class NotifyingStore(SessionStore):
         self.write_cpu_seconds += time.thread_time() - cpu
         return ids
 
-    def __enter__(self) -> NotifyingStore:
+    def __enter__(self) -> TimedStore:
         return self
 
     def record_usage(self, session_id: str, **usage: Any) -> None:
@@ -92,26 +91,17 @@ class _ThreadContext:
     engine: TurnEngine
 
     @property
-    def write_timing(self) -> NotifyingStore | None:
+    def write_timing(self) -> TimedStore | None:
         """The SQLite store that measures its writes (other backends are not measured)."""
-        return self.store if isinstance(self.store, NotifyingStore) else None
+        return self.store if isinstance(self.store, TimedStore) else None
 
 
 class _BridgeListener(TurnListener):
-    def __init__(
-        self, bridge: DeliveryBridge, on_stored: Callable[[str], None] | None = None
-    ) -> None:
+    def __init__(self, bridge: DeliveryBridge) -> None:
         self._bridge = bridge
-        self._on_stored = on_stored
 
     def on_user_turn(self, session_id: str) -> None:
         self._bridge.stored(session_id)
-        if self._on_stored is not None:
-            try:
-                self._on_stored(session_id)
-            except StoreError as error:
-                # The turn is stored and acknowledged; only duplicate detection is lost.
-                log.warning("could not remember the platform message id: %s", error)
 
     def on_text(self, delta: str) -> None:
         self._bridge.text(delta)
@@ -187,7 +177,7 @@ class EventWorker:
         url = self.store_url
         if url is None or url_scheme(url) == SQLITE_SCHEME:
             path = self.home / STATE_DB_NAME if url is None else sqlite_path(url)
-            return NotifyingStore(path, events=self.host, write_lock=self._write_lock)
+            return TimedStore(path, events=self.host, write_lock=self._write_lock)
         return open_url(url, events=self.host, host=self.host)
 
     def close(self) -> None:
@@ -253,13 +243,6 @@ class EventWorker:
         session = self._apply_policy(context, session_key, origin, session)
         routing, routing_cpu = time.perf_counter() - started, time.thread_time() - cpu
         self.in_flight.begin(session.id)
-        message_id = event.message_id
-        table = context.router.table
-
-        def remember(stored_in: str) -> None:
-            if message_id is not None:
-                table.mark_delivered(session_key, message_id, stored_in)
-
         measured = context.write_timing
         if measured is not None:
             measured.write_seconds = measured.write_cpu_seconds = 0.0
@@ -268,9 +251,10 @@ class EventWorker:
             result = context.engine.run_turn(
                 session.id,
                 event_text(event),
-                listener=_BridgeListener(bridge, remember),
+                listener=_BridgeListener(bridge),
                 cancel=cancel,
-                platform_message_id=message_id,
+                # Stored on the user turn, in its own write: a re-send is recognised by it.
+                platform_message_id=event.message_id,
             )
         finally:
             self.in_flight.end(session.id)
