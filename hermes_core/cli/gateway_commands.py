@@ -3,21 +3,12 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from .context import CliContext, cli_context
+from .context import cli_context
 from .errors import fail, handle_user_errors
-
-if TYPE_CHECKING:
-    from hermes_core.store.protocol import Store
-
-
-def _configured_store(context: CliContext) -> Store:
-    """The configured store (SQLite or any backend plugin: the gateway's routing is part of
-    the store protocol). Opening it runs the automatic clean-up when it is switched on."""
-    return context.store
 
 
 def register(app: typer.Typer) -> None:
@@ -39,7 +30,7 @@ def register(app: typer.Typer) -> None:
         context = cli_context(ctx)
         config = context.config
         arm_auto_clean(context)
-        _ = _configured_store(context)  # runs the automatic clean-up when switched on (L3)
+        _ = context.store  # opening it runs the automatic clean-up when switched on (L3)
         store_url = context.store_url
         context.close()
         configure_logging()
@@ -72,7 +63,7 @@ def register(app: typer.Typer) -> None:
                     typer.echo(f"  {platform['name']}: running{where}")
                 else:
                     typer.echo(f"  {platform['name']}: not running — {platform.get('problem')}")
-        routes = _configured_store(context).routing.routes()
+        routes = context.store.routing.routes()
         counts: dict[str, int] = {}
         for route in routes:
             counts[route.platform] = counts.get(route.platform, 0) + 1
@@ -114,9 +105,10 @@ def register_repair(sessions: typer.Typer) -> None:
         from hermes_core.gateway.repair import apply_repairs, plan_repairs
         from hermes_core.gateway.service import read_status
         from hermes_core.store import SessionStore
+        from hermes_core.store.backends import redacted
 
         context = cli_context(ctx)
-        store = _configured_store(context)
+        store = context.store
         table = store.routing
         plan = plan_repairs(table, max_gap_seconds=max_gap_seconds)
         if not plan:
@@ -154,7 +146,7 @@ def register_repair(sessions: typer.Typer) -> None:
             typer.echo(f"Backup written to {backup}")
         else:
             typer.echo(
-                f"No file backup on {store.url}: this store is a database server "
+                f"No file backup on {redacted(context.store_url)}: this store is a database server "
                 "(use pg_dump beforehand to keep a copy); applying the repairs in one "
                 "transaction each."
             )

@@ -246,24 +246,9 @@ class RoutingStore:
                     (moment, reason, old_id),
                 ).rowcount
                 ended = old_id if changed else None
-            fields = origin.session_fields(session_key)
-            if model is not None:
-                fields["model"] = model
-            session_id = rowwrites.insert_session(
-                db,
-                source=origin.platform,
-                session_id=None,
-                gateway=True,
-                started=moment,
-                title=title,
-                system_prompt=None,
-                model_config=None,
-                metadata=None,
-                parent_session_id=parent[0] if parent else None,
-                parent_kind=parent[1] if parent else None,
-                fields=fields,
+            session_id = _insert_routed_session(
+                db, session_key, origin, moment, model=model, title=title, parent=parent
             )
-            _upsert_route(db, session_key, session_id, origin, moment)
         events = self._store.events
         if events is not None:
             if ended is not None and replaces is not None:
@@ -294,24 +279,7 @@ class RoutingStore:
             ).fetchone()
             winner = row[0] if row else None
             if winner is None or winner == expected:
-                fields = origin.session_fields(session_key)
-                if model is not None:
-                    fields["model"] = model
-                session_id = rowwrites.insert_session(
-                    db,
-                    source=origin.platform,
-                    session_id=None,
-                    gateway=True,
-                    started=moment,
-                    title=None,
-                    system_prompt=None,
-                    model_config=None,
-                    metadata=None,
-                    parent_session_id=None,
-                    parent_kind=None,
-                    fields=fields,
-                )
-                _upsert_route(db, session_key, session_id, origin, moment)
+                session_id = _insert_routed_session(db, session_key, origin, moment, model=model)
             else:
                 session_id = str(winner)
         session = self._store.get_session(session_id)
@@ -468,6 +436,39 @@ class RoutingStore:
             )
             _upsert_route(db, key, orphan_id, origin, moment)
         return str(key)
+
+
+def _insert_routed_session(
+    db: sqlite3.Connection,
+    session_key: str,
+    origin: RouteOrigin,
+    moment: float,
+    *,
+    model: str | None,
+    title: str | None = None,
+    parent: tuple[str, ParentKind] | None = None,
+) -> str:
+    """Insert a gateway session carrying ``origin`` and point ``session_key`` at it (inside
+    the caller's write transaction); its id."""
+    fields = origin.session_fields(session_key)
+    if model is not None:
+        fields["model"] = model
+    session_id = rowwrites.insert_session(
+        db,
+        source=origin.platform,
+        session_id=None,
+        gateway=True,
+        started=moment,
+        title=title,
+        system_prompt=None,
+        model_config=None,
+        metadata=None,
+        parent_session_id=parent[0] if parent else None,
+        parent_kind=parent[1] if parent else None,
+        fields=fields,
+    )
+    _upsert_route(db, session_key, session_id, origin, moment)
+    return session_id
 
 
 def delivered_key(session_key: str, message_id: str) -> str:
