@@ -106,10 +106,11 @@ def build_resume_home(corpus: CorpusFile, home: Path, messages: int) -> str:
 
 def time_in_process(home: Path, repeats: int) -> list[float]:
     """The resume path of the chat, timed in this process (see the module docstring)."""
-    from prompt_toolkit import PromptSession
+    from prompt_toolkit import PromptSession, print_formatted_text
+    from prompt_toolkit.data_structures import Size
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
-    from rich.console import Console
+    from prompt_toolkit.output.vt100 import Vt100_Output
 
     from hermes_core.chat.crumbs import CrumbJar
     from hermes_core.chat.recap import recap_of_session, recap_panel
@@ -127,9 +128,8 @@ def time_in_process(home: Path, repeats: int) -> list[float]:
             store.reopen_session(choice.session_id)
             session = store.get_session(choice.session_id)
             recap = recap_of_session(store, session.id)
-            Console(file=io.StringIO(), width=120, force_terminal=True).print(
-                recap_panel(session, recap)
-            )
+            drawn = Vt100_Output(io.StringIO(), lambda: Size(rows=40, columns=120))
+            print_formatted_text(recap_panel(session, recap, 120), output=drawn)
             with create_pipe_input() as pipe:
                 PromptSession(PROMPT, input=pipe, output=DummyOutput())
         samples.append((time.perf_counter() - started) * 1000.0)

@@ -15,11 +15,9 @@ from typing import TYPE_CHECKING
 from hermes_hookspecs import Session
 
 from .conversation import ChatError, Conversation
-from .output import notice_line
+from .output import ChatConsole, notice_line
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from hermes_core.agent import TurnListener
     from hermes_core.config import Config
 
@@ -29,7 +27,7 @@ class SlashContext:
     """What a slash command may use."""
 
     conversation: Conversation
-    console: Console
+    console: ChatConsole
     home: Path
     pick_session: Callable[[str], str | None]
     """Runs the session picker with a title; the chosen id, None when cancelled."""
@@ -71,9 +69,9 @@ def _title(context: SlashContext, argument: str) -> bool:
         return False
     stored = conversation.set_title(argument)
     if conversation.started:
-        _say(context, f"✓ Title set: {stored}", "green")
+        _say(context, f"✓ Title set: {stored}", "ansigreen")
     else:
-        _say(context, f"✓ Title queued: {stored} (applied when the session starts)", "green")
+        _say(context, f"✓ Title queued: {stored} (applied when the session starts)", "ansigreen")
     return False
 
 
@@ -82,7 +80,7 @@ def _new(context: SlashContext, argument: str) -> bool:
     context.conversation.new(argument or None)
     ended = f" (ended {old})" if old else ""
     named = f" titled “{argument}”" if argument else ""
-    _say(context, f"✓ New session{named}{ended}.", "green")
+    _say(context, f"✓ New session{named}{ended}.", "ansigreen")
     return False
 
 
@@ -90,7 +88,7 @@ def _compress(context: SlashContext, argument: str) -> bool:
     _say(context, "Compressing the conversation…")
     continuation = context.conversation.compress(context.listener())
     title = continuation.title or "(untitled)"
-    _say(context, f"✓ Compressed into {continuation.id}: {title}", "green")
+    _say(context, f"✓ Compressed into {continuation.id}: {title}", "ansigreen")
     return False
 
 
@@ -119,7 +117,7 @@ def _sessions(context: SlashContext, argument: str) -> bool:
 def _branch(context: SlashContext, argument: str) -> bool:
     parent = context.conversation.session_id
     child = context.conversation.branch()
-    _say(context, f"✓ Branched {parent} into {child.id}; you are now in the branch.", "green")
+    _say(context, f"✓ Branched {parent} into {child.id}; you are now in the branch.", "ansigreen")
     return False
 
 
@@ -131,7 +129,7 @@ def _save(context: SlashContext, argument: str) -> bool:
     if not conversation.started:
         raise ChatError("nothing to save yet: send a message first")
     path = save_snapshot(conversation.store, context.home, conversation.session_id)
-    _say(context, f"✓ Saved a snapshot to {path}", "green")
+    _say(context, f"✓ Saved a snapshot to {path}", "ansigreen")
     return False
 
 

@@ -67,7 +67,9 @@ def hand_off(context: SlashContext, argument: str) -> bool:
         raise ChatError(f"the handoff to {platform} failed: {outcome.error}")
     conversation.handed_off = True
     notice_line(
-        context.console, f"↻ Handoff complete. The session is now active on {platform}.", "green"
+        context.console,
+        f"↻ Handoff complete. The session is now active on {platform}.",
+        "ansigreen",
     )
     notice_line(context.console, f"Resume it on this CLI later with: /resume {title}", "")
     return True
@@ -81,7 +83,7 @@ def _wait(
     timeout: float,
 ) -> Handoff:
     deadline = time.monotonic() + timeout
-    status = context.console.status(f"Handing off to {platform}: waiting for the gateway…")
+    status = context.console.rich.status(f"Handing off to {platform}: waiting for the gateway…")
     try:
         with status:
             while True:

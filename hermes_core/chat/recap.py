@@ -5,7 +5,9 @@
 with its tool calls collapsed to ``[3 tool calls: terminal, web_search]``; system messages,
 tool results and reasoning hidden; the last 10 exchanges, the rest counted in
 ``... N earlier messages ...`` (N counts the hidden user and assistant messages).
-:func:`recap_panel` draws it with rich, dimmed; :func:`minimal_notice` is the one line of
+:func:`recap_panel` draws it dimmed in a rounded frame as prompt_toolkit formatted text (so a
+resume shows it without importing rich, see :mod:`.output`), wrapping by terminal cells with
+wcwidth (wide characters, emoji); :func:`minimal_notice` is the one line of
 ``display.resume_display: minimal``.
 """
 
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Literal
 from hermes_hookspecs import Message, Session
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
+    from prompt_toolkit.formatted_text import ANSI
 
     from hermes_core.store.protocol import Store
 
@@ -28,9 +30,21 @@ ASSISTANT_LINES = 3
 EXCHANGES_SHOWN = 10
 USER_MARK = "●"
 ASSISTANT_MARK = "◆"
-USER_STYLE = "gold1"
-ASSISTANT_STYLE = "green"
 ELLIPSIS = "…"
+DIM = "\x1b[2m"
+"""The whole panel is dimmed (SGR 2)."""
+USER_COLOUR = "\x1b[38;5;220m"
+"""Gold (xterm colour 220) for ``●``."""
+ASSISTANT_COLOUR = "\x1b[32m"
+"""Green for ``◆``."""
+DEFAULT_COLOUR = "\x1b[39m"
+ITALIC, NOT_ITALIC = "\x1b[3m", "\x1b[23m"
+RESET = "\x1b[0m"
+NARROWEST_PANEL = 20
+_CONTROL_CHARACTERS = {
+    code: " " for code in (*range(0x20), *range(0x7F, 0xA0)) if chr(code) not in "\n\t"
+}
+"""Terminal control characters in stored text are shown as spaces, never sent as such."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,33 +175,34 @@ def session_label(session: Session) -> str:
     return f"{session.title} ({session.id})" if session.title else session.id
 
 
-def recap_panel(session: Session, recap: Recap) -> RenderableType:
-    """The dimmed rich panel of ``recap``."""
-    from rich.panel import Panel
-    from rich.text import Text
+def recap_panel(session: Session, recap: Recap, width: int) -> ANSI:
+    """The dimmed panel of ``recap`` in a rounded frame ``width`` terminal cells wide (at least
+    :data:`NARROWEST_PANEL`), titled ``Resumed <title> (<id>)``, as prompt_toolkit formatted text."""
+    from prompt_toolkit.formatted_text import ANSI
+    from wcwidth import clip, ljust, wrap
+    from wcwidth import width as cells
 
-    body = Text(style="dim")
+    width = max(width, NARROWEST_PANEL)
+    inner = width - 4
+    rows: list[str] = []
     if recap.earlier_messages:
-        body.append(earlier_line(recap.earlier_messages) + "\n", style="italic")
-    for index, line in enumerate(recap.lines):
-        if index:
-            body.append("\n")
-        if line.role == "user":
-            body.append(f"{USER_MARK} ", style=USER_STYLE)
-            body.append(line.text)
-        else:
-            body.append(f"{ASSISTANT_MARK} ", style=ASSISTANT_STYLE)
-            body.append(line.text)
-            if line.tool_summary:
-                body.append((" " if line.text else "") + line.tool_summary, style="italic")
+        rows.append(ITALIC + earlier_line(recap.earlier_messages) + NOT_ITALIC)
+    for line in recap.lines:
+        colour = USER_COLOUR if line.role == "user" else ASSISTANT_COLOUR
+        mark = USER_MARK if line.role == "user" else ASSISTANT_MARK
+        text = line.text.translate(_CONTROL_CHARACTERS)
+        if line.tool_summary:
+            text += (" " if text else "") + ITALIC + line.tool_summary + NOT_ITALIC
+        paragraphs = f"{colour}{mark}{DEFAULT_COLOUR} {text}".split("\n")
+        for paragraph in paragraphs:
+            rows.extend(wrap(DIM + paragraph, inner, replace_whitespace=False) or [""])
     if not recap.lines:
-        body.append("(no messages yet)")
-    return Panel(
-        body,
-        title=Text(f"Resumed {session_label(session)}", style="dim"),
-        title_align="left",
-        border_style="dim",
-    )
+        rows.append("(no messages yet)")
+    title = clip(f"Resumed {session_label(session)}".translate(_CONTROL_CHARACTERS), 0, width - 6)
+    top = f"╭─ {title} {'─' * (width - 5 - cells(title))}╮"
+    framed = [top, *(f"│ {ljust(DIM + row, inner)}{RESET}{DIM} │" for row in rows)]
+    framed.append(f"╰{'─' * (width - 2)}╯")
+    return ANSI("\n".join(f"{DIM}{row}{RESET}" for row in framed))
 
 
 def minimal_notice(session: Session) -> str:

@@ -23,12 +23,11 @@ from typing import TYPE_CHECKING, Any
 from hermes_hookspecs import UserFacingError
 
 from .commands import COMMANDS, SlashContext, parse_slash, run_slash
-from .output import StreamPrinter, error_line, notice_line
+from .output import ChatConsole, StreamPrinter, error_line, notice_line
 
 if TYPE_CHECKING:
     from prompt_toolkit.completion import CompleteEvent, Completion
     from prompt_toolkit.document import Document
-    from rich.console import Console
 
     from hermes_core.agent import TurnResult
 
@@ -84,7 +83,7 @@ class ChatRepl:
     """One interactive chat over a :class:`Conversation`."""
 
     conversation: Conversation
-    console: Console
+    console: ChatConsole
     home: Path
     slash: SlashContext
     titles: Callable[[], Iterable[str]] = lambda: ()
@@ -116,6 +115,12 @@ class ChatRepl:
             key_bindings=_key_bindings(),
             enable_history_search=False,
         )
+
+        def warm_up_once(_: object) -> None:
+            session.app.after_render -= warm_up_once
+            self.console.warm_up()  # rich loads while the person types, not before the prompt
+
+        session.app.after_render += warm_up_once
         return lambda: session.prompt(PROMPT)
 
     def run(self) -> None:
@@ -140,7 +145,7 @@ class ChatRepl:
             try:
                 return run_slash(self.slash, *parsed)
             except KeyboardInterrupt:
-                notice_line(self.console, f"⏹ /{parsed[0]} stopped.", "yellow")
+                notice_line(self.console, f"⏹ /{parsed[0]} stopped.", "ansiyellow")
             except Exception as error:
                 if isinstance(error, (UserFacingError, *_store_errors())):
                     error_line(self.console, str(error))
@@ -180,7 +185,7 @@ class ChatRepl:
                 cancel.set()
         printer.finish()
         if cancel.is_set():
-            notice_line(self.console, "⏹ Stopped. What was said so far is kept.", "yellow")
+            notice_line(self.console, "⏹ Stopped. What was said so far is kept.", "ansiyellow")
         failure = outcome.get("error")
         if failure is not None:
             if os.environ.get("HERMES_DEBUG"):

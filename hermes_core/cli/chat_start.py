@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,9 +22,9 @@ from .errors import STORE_UNAVAILABLE, UserError
 
 if TYPE_CHECKING:
     from hermes_hookspecs import ModelProvider, ModelSettings, Session
-    from rich.console import Console
 
     from hermes_core.chat.conversation import Conversation
+    from hermes_core.chat.output import ChatConsole
     from hermes_core.chat.repl import ChatRepl
     from hermes_core.chat.resume import ResumeRequest
     from hermes_core.store import SessionStore
@@ -43,7 +44,7 @@ class ChatOptions:
 def start_chat(context: CliContext, options: ChatOptions) -> None:
     """Everything from the options to the end of the chat."""
     from hermes_core.agent import load_model_settings, open_provider
-    from hermes_core.chat.output import make_console, notice_line
+    from hermes_core.chat.output import ChatConsole, notice_line
     from hermes_core.chat.provider import DeferredProvider
     from hermes_core.chat.resume import ResumeRequest
     from hermes_core.lifecycle.startup import arm_auto_clean
@@ -54,7 +55,7 @@ def start_chat(context: CliContext, options: ChatOptions) -> None:
     provider = DeferredProvider(settings.provider, lambda: open_provider(context.host, settings))
     if options.in_dir is not None:
         _change_into(options.in_dir)
-    console = make_console()
+    console = ChatConsole()
     request = ResumeRequest(options.continue_, options.resume, options.in_dir)
     arm_auto_clean(context)
     with _open_store(context, console) as (store, recorded):
@@ -67,7 +68,7 @@ def start_chat(context: CliContext, options: ChatOptions) -> None:
 
             line = restore_workspace(resumed)
             if line is not None:
-                notice_line(console, line, "cyan")
+                notice_line(console, line, "ansicyan")
         _banner(console, settings, resumed)
         if resumed is not None:
             _show_resumed(context, console, resumed)
@@ -86,7 +87,7 @@ def _change_into(directory: Path) -> None:
 
 
 @contextlib.contextmanager
-def _open_store(context: CliContext, console: Console) -> Iterator[tuple[Store, bool]]:
+def _open_store(context: CliContext, console: ChatConsole) -> Iterator[tuple[Store, bool]]:
     """The home's store and True; when it cannot be opened (R5), a throw-away store in a
     private temporary directory, deleted at exit, and False: the chat works, records nothing."""
     from hermes_core.chat.output import notice_line
@@ -103,7 +104,7 @@ def _open_store(context: CliContext, console: Console) -> Iterator[tuple[Store, 
         notice_line(
             console,
             f"{STORE_UNAVAILABLE} — {error}. This chat is not recorded;{way_back}",
-            "bold yellow",
+            "bold ansiyellow",
         )
     else:
         yield store, True
@@ -143,7 +144,7 @@ def _resume(
     store: Store,
     conversation: Conversation,
     request: ResumeRequest,
-    console: Console,
+    console: ChatConsole,
 ) -> Session | None:
     from hermes_core.chat.crumbs import CrumbJar, terminal_key
     from hermes_core.chat.output import notice_line
@@ -193,7 +194,7 @@ def _import_foreign(context: CliContext, store: Store, name: str) -> str:
     return outcome.session_id
 
 
-def _banner(console: Console, settings: ModelSettings, resumed: Session | None) -> None:
+def _banner(console: ChatConsole, settings: ModelSettings, resumed: Session | None) -> None:
     from hermes_core.chat.output import notice_line
 
     model = settings.model or "the default model"
@@ -201,18 +202,19 @@ def _banner(console: Console, settings: ModelSettings, resumed: Session | None) 
     notice_line(console, f"Hermes chat — {model}{where}. /help lists commands, Ctrl-D ends.")
 
 
-def _show_resumed(context: CliContext, console: Console, session: Session) -> None:
+def _show_resumed(context: CliContext, console: ChatConsole, session: Session) -> None:
     from hermes_core.chat.output import notice_line
     from hermes_core.chat.recap import minimal_notice, recap_of_session, recap_panel
 
     if context.config["display.resume_display"] == "minimal":
         notice_line(console, minimal_notice(session), "")
         return
-    console.print(recap_panel(session, recap_of_session(context.store, session.id)))
+    recap = recap_of_session(context.store, session.id)
+    console.show(recap_panel(session, recap, shutil.get_terminal_size().columns))
 
 
 def _repl(
-    context: CliContext, console: Console, conversation: Conversation, recorded: bool
+    context: CliContext, console: ChatConsole, conversation: Conversation, recorded: bool
 ) -> ChatRepl:
     from hermes_core.chat.commands import SlashContext
     from hermes_core.chat.output import StreamPrinter
@@ -247,7 +249,7 @@ def _repl(
     return ChatRepl(conversation, console, context.home, slash, titles=titles)
 
 
-def _farewell(console: Console, conversation: Conversation, recorded: bool) -> None:
+def _farewell(console: ChatConsole, conversation: Conversation, recorded: bool) -> None:
     from hermes_core.chat.output import notice_line
 
     if conversation.handed_off:

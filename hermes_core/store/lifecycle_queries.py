@@ -26,6 +26,7 @@ from . import rowwrites
 from .connection import write_transaction
 from .maintenance import SizeSplit, file_bytes, optimize, size_split
 from .protocol import PlanRow
+from .state_meta import read_state, write_state
 
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
@@ -57,33 +58,6 @@ WITH RECURSIVE
 """Defines a ``protected(id)`` table (and ``pinned_family(id)``) for ``WITH RECURSIVE …``."""
 
 _NOT_PINNED = "s.pinned = 0 AND s.id NOT IN (SELECT id FROM pinned_family)"
-
-
-def read_state(db: sqlite3.Connection, keys: Iterable[str]) -> dict[str, str]:
-    """The values of ``keys`` that are set (one query)."""
-    wanted = list(keys)
-    marks = ",".join("?" for _ in wanted)
-    rows = db.execute(f"SELECT key, value FROM state_meta WHERE key IN ({marks})", wanted)
-    return {str(key): str(value) for key, value in rows if value is not None}
-
-
-def list_state(db: sqlite3.Connection, prefix: str = "") -> dict[str, str]:
-    """Every set key starting with ``prefix`` (all when empty) and its value, by key."""
-    rows = db.execute(
-        "SELECT key, value FROM state_meta WHERE substr(key, 1, ?) = ? AND value IS NOT NULL "
-        "ORDER BY key",
-        (len(prefix), prefix),
-    )
-    return {str(key): str(value) for key, value in rows}
-
-
-def write_state(db: sqlite3.Connection, values: Mapping[str, str]) -> None:
-    """Set keys inside the caller's write transaction."""
-    db.executemany(
-        "INSERT INTO state_meta(key, value) VALUES (?, ?) "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        list(values.items()),
-    )
 
 
 def still_eligible(db: sqlite3.Connection, session_ids: Sequence[str]) -> list[str]:

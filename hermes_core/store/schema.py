@@ -23,7 +23,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from . import fulltext, insights
+from . import fulltext
 from .connection import write_transaction
 from .errors import StoreTooNew, StoreUnavailable
 
@@ -137,9 +137,9 @@ CREATE INDEX idx_import_files_foreign ON import_files(importer, foreign_id);
 """
 
 
-_V4 = f"""
+_V4 = """
 ALTER TABLE messages ADD COLUMN tool_failed INTEGER
-    GENERATED ALWAYS AS ({insights.TOOL_FAILED_SQL}) VIRTUAL;
+    GENERATED ALWAYS AS (TOOL_FAILED_SQL) VIRTUAL;
 CREATE INDEX idx_messages_tool_results ON messages(session_id, tool_name, tool_failed)
     WHERE role = 'tool';
 """
@@ -162,7 +162,9 @@ def _migrate_to_3(connection: sqlite3.Connection) -> None:
 
 
 def _migrate_to_4(connection: sqlite3.Connection) -> None:
-    for statement in _split_statements(_V4):
+    from .insights import TOOL_FAILED_SQL  # imported only when a store is created or upgraded
+
+    for statement in _split_statements(_V4.replace("TOOL_FAILED_SQL", TOOL_FAILED_SQL)):
         connection.execute(statement)
 
 

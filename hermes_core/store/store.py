@@ -18,6 +18,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -32,13 +33,7 @@ from .connection import (
     write_transaction,
 )
 from .errors import SessionNotFound, StoreUnavailable
-from .import_bookkeeping import SqliteImportBookkeeping
-from .lifecycle_queries import SqliteLifecycle
-from .lifecycle_queries import list_state as _list_state
-from .lifecycle_queries import read_state as _read_state
-from .lifecycle_queries import write_state as _write_state
 from .lookup import resolve_reference
-from .routed_sessions import RoutingStore
 from .rows import (
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
@@ -47,13 +42,19 @@ from .rows import (
     session_from_row,
 )
 from .schema import migrate
-from .search_queries import SqliteSearchIndex
+from .state_meta import list_state as _list_state
+from .state_meta import read_state as _read_state
+from .state_meta import write_state as _write_state
 
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
 
+    from .import_bookkeeping import SqliteImportBookkeeping
     from .insight_rows import InsightRows
+    from .lifecycle_queries import SqliteLifecycle
     from .maintenance import StoreStats
+    from .routed_sessions import RoutingStore
+    from .search_queries import SqliteSearchIndex
 
 STATE_DB_NAME = "state.db"
 AUTO_TITLE_WINDOW = 20
@@ -98,15 +99,37 @@ class SessionStore:
         self._connection.execute("PRAGMA wal_autocheckpoint = 0")
         self._checkpointer = BackgroundCheckpointer(self.path)
         self._writes_since_wal_check = 0
-        self.search_index = SqliteSearchIndex(self._connection)
+
+    # The facets are made on first use: a chat start needs none of their modules.
+
+    @cached_property
+    def search_index(self) -> SqliteSearchIndex:
         """The reads of ``session_search`` and the browse picker."""
-        self.lifecycle = SqliteLifecycle(self._connection, self.path)
+        from .search_queries import SqliteSearchIndex
+
+        return SqliteSearchIndex(self._connection)
+
+    @cached_property
+    def lifecycle(self) -> SqliteLifecycle:
         """What prune, archive and the automatic clean-up read and write."""
-        self.imports = SqliteImportBookkeeping(self._connection, events)
+        from .lifecycle_queries import SqliteLifecycle
+
+        return SqliteLifecycle(self._connection, self.path)
+
+    @cached_property
+    def imports(self) -> SqliteImportBookkeeping:
         """Import writes and bookkeeping (their sessions fire the plugin events)."""
-        self.routing = RoutingStore(self)
+        from .import_bookkeeping import SqliteImportBookkeeping
+
+        return SqliteImportBookkeeping(self._connection, self._events)
+
+    @cached_property
+    def routing(self) -> RoutingStore:
         """The routing table: the gateway's routed sessions, recovery reads, home channels
         and repair, and the raw rows migrate and imports copy."""
+        from .routed_sessions import RoutingStore
+
+        return RoutingStore(self)
 
     @classmethod
     def open(cls, home: Path | str, *, events: SessionEvents | None = None) -> SessionStore:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 
 from hermes_hookspecs import Message, Session, ToolCall
-from rich.console import Console
 
 from hermes_core.chat.recap import (
     build_recap,
@@ -98,23 +96,53 @@ def test_cut_text_strips_trailing_space_before_cutting() -> None:
     assert cut_text("  padded  \n\n", 300) == "padded"
 
 
-def draw(renderable: object) -> tuple[str, str]:
-    plain_out, styled_out = io.StringIO(), io.StringIO()
-    Console(file=plain_out, width=100, color_system=None).print(renderable)
-    Console(file=styled_out, width=100, color_system="truecolor", force_terminal=True).print(
-        renderable
-    )
-    return plain_out.getvalue(), styled_out.getvalue()
+def styled_characters(panel: object) -> list[tuple[str, str]]:
+    """(style, character) of every character of the drawn panel, as prompt_toolkit reads it."""
+    from prompt_toolkit.formatted_text import to_formatted_text
+
+    return [(style, char) for style, text, *_ in to_formatted_text(panel) for char in text]
+
+
+def panel_rows(panel: object) -> list[str]:
+    from prompt_toolkit.formatted_text import to_plain_text
+
+    return to_plain_text(panel).split("\n")  # type: ignore[arg-type]
 
 
 def test_the_panel_is_dimmed_with_gold_user_and_green_assistant_marks() -> None:
     session = Session(id="20260101_101010_abcdef", source="cli", started_at=0.0, title="auth work")
-    plain, styled = draw(recap_panel(session, build_recap([user("hi"), assistant("hello")])))
-    assert "Resumed auth work (20260101_101010_abcdef)" in plain
-    assert "● hi" in plain and "◆ hello" in plain
-    assert "\x1b[2;38;5;220m● " in styled  # dimmed gold1
-    assert "\x1b[2;32m◆ " in styled  # dimmed green
-    assert "\x1b[2mhi" in styled  # the text itself dimmed
+    panel = recap_panel(session, build_recap([user("hi"), assistant("hello", "terminal")]), 100)
+    rows = panel_rows(panel)
+    assert rows[0].startswith("╭─ Resumed auth work (20260101_101010_abcdef) ─")
+    assert rows[1].startswith("│ ● hi ") and rows[2].startswith("│ ◆ hello [1 tool call: terminal]")
+    assert rows[-1] == "╰" + "─" * 98 + "╯"
+    characters = styled_characters(panel)
+    styles = {char: style.split() for style, char in characters if char in "●◆h["}
+    assert set(styles["●"]) == {"#ffd700", "dim"}  # gold (xterm 220), dimmed
+    assert set(styles["◆"]) == {"ansigreen", "dim"}
+    assert "dim" in styles["h"]  # the text itself dimmed
+    assert "italic" in styles["["]  # the tool-call summary
+    assert all("dim" in style.split() for style, char in characters if char in "╭│╰─╮╯")
+
+
+def test_the_panel_wraps_by_terminal_cells_and_every_row_is_the_width() -> None:
+    session = Session(id="20260101_101010_abcdef", source="cli", started_at=0.0, title="日本語")
+    text = "東京で会いましょう。" * 12 + " and some English words to wrap as well"
+    rows = panel_rows(recap_panel(session, build_recap([user(text), assistant("a\nb")]), 40))
+    from wcwidth import width
+
+    assert {width(row) for row in rows} == {40}
+    body = [row[2:-2].rstrip() for row in rows[1:-1]]
+    assert "".join(body[:-2]).replace(" ", "") == "●" + cut_text(text, 300).replace(" ", "")
+    assert body[-2:] == ["◆ a", "b"]  # the answer's own line breaks are kept
+
+
+def test_control_characters_in_stored_text_never_reach_the_terminal() -> None:
+    session = Session(id="20260101_101010_abcdef", source="cli", started_at=0.0, title="t\x1b[2J")
+    panel = recap_panel(session, build_recap([user("clear\x1b[2J\x07 this"), assistant("ok")]), 60)
+    texts = "".join(char for _, char in styled_characters(panel))
+    assert "\x1b" not in texts and "\x07" not in texts
+    assert "clear [2J  this" in texts
 
 
 def test_minimal_mode_is_one_line() -> None:
