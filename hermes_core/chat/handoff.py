@@ -17,7 +17,8 @@ from .conversation import ChatError
 from .output import notice_line
 
 if TYPE_CHECKING:
-    from hermes_core.store.handoffs import Handoff, HandoffRegistry
+    from hermes_core.store.handoffs import Handoff
+    from hermes_core.store.protocol import HandoffTable
 
     from .commands import SlashContext
 
@@ -28,8 +29,6 @@ POLL_SECONDS = 0.25
 def hand_off(context: SlashContext, argument: str) -> bool:
     """Run ``/handoff``; True (the chat ends) once the gateway has taken the session over."""
     from hermes_core.gateway.service import enabled_platforms
-    from hermes_core.store import SessionStore
-    from hermes_core.store.handoffs import HandoffRegistry
 
     platform = argument.strip().lower()
     config = context.config
@@ -46,8 +45,6 @@ def hand_off(context: SlashContext, argument: str) -> bool:
         )
     conversation = context.conversation
     store = conversation.store
-    if not isinstance(store, SessionStore):
-        raise ChatError("/handoff needs the SQLite session store (the gateway runs on it)")
     if not conversation.started:
         raise ChatError("nothing to hand off yet: send a message first")
     if store.routing.home(platform) is None:
@@ -58,7 +55,7 @@ def hand_off(context: SlashContext, argument: str) -> bool:
     title = conversation.title() or conversation.set_title(
         f"{platform} handoff {time.strftime('%Y-%m-%d %H:%M')}"
     )
-    registry = HandoffRegistry(store.connection)
+    registry = store.handoffs
     if not registry.request(conversation.session_id, platform):
         raise ChatError("a handoff of this session is already under way")
     timeout = float(config[TIMEOUT_KEY])
@@ -77,7 +74,7 @@ def hand_off(context: SlashContext, argument: str) -> bool:
 
 def _wait(
     context: SlashContext,
-    registry: HandoffRegistry,
+    registry: HandoffTable,
     session_id: str,
     platform: str,
     timeout: float,

@@ -9,7 +9,8 @@ destination key (computed with the G1 rules: a thread is keyed without a user id
 channel by the person who sent ``/sethome``) at the SAME session id. A send that fails marks the
 handoff failed with the reason and leaves the destination key untouched; otherwise it is
 completed. The session keeps its source (``cli``); its
-routing identity (key, chat, thread) is stamped on it in the routing transaction.
+routing identity (key, chat, thread) is stamped on it in the routing transaction. Any store
+backend serves handoffs: the watcher uses the store's ``handoffs`` and ``routing`` facets.
 """
 
 from __future__ import annotations
@@ -24,11 +25,12 @@ from typing import TYPE_CHECKING, Any
 from hermes_hookspecs import ChatType, build_session_key
 
 from hermes_core.agent import TurnEngine
-from hermes_core.store import STATE_DB_NAME, SessionStore
-from hermes_core.store.handoffs import Handoff, HandoffRegistry
+from hermes_core.store.handoffs import Handoff
 from hermes_core.store.routed_sessions import RouteOrigin
 
 if TYPE_CHECKING:
+    from hermes_core.store.protocol import Store
+
     from .worker import EventWorker
 
 log = logging.getLogger("hermes.gateway")
@@ -39,17 +41,6 @@ HANDOFF_PROMPT = (
     "Confirm the handoff in one sentence, then summarise the conversation so far in a few "
     "lines so it can go on here."
 )
-
-
-def sqlite_store_path(worker: EventWorker) -> Any:
-    """The SQLite file the gateway runs on, or None on another backend (no handoffs then)."""
-    from hermes_core.store.backends import SQLITE_SCHEME, sqlite_path, url_scheme
-
-    if worker.store_url is None:
-        return worker.home / STATE_DB_NAME
-    if url_scheme(worker.store_url) == SQLITE_SCHEME:
-        return sqlite_path(worker.store_url)
-    return None
 
 
 class HandoffWatcher:
@@ -68,17 +59,13 @@ class HandoffWatcher:
         self.platforms = platforms
         self.interval = interval
         self._thread = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hermes-handoff")
-        self._store: SessionStore | None = None
+        self._store: Store | None = None
 
     async def run(self, stop: asyncio.Event) -> None:
         """Claim and carry out handoffs until ``stop`` is set."""
-        path = sqlite_store_path(self.worker)
-        if path is None:
-            log.info("handoffs need the SQLite store; /handoff is not served by this gateway")
-            return
         loop = asyncio.get_running_loop()
         try:
-            await loop.run_in_executor(self._thread, self._open, path)
+            await loop.run_in_executor(self._thread, self._open)
             log.debug("handoff watcher: watching for %s", ", ".join(self.platforms))
             while not stop.is_set():
                 try:
@@ -91,9 +78,9 @@ class HandoffWatcher:
             await loop.run_in_executor(self._thread, self._close)
             self._thread.shutdown(wait=True)
 
-    def _open(self, path: Any) -> None:
-        self._store = SessionStore(path, events=self.worker.host)
-        reclaimed = HandoffRegistry(self._store.connection).reclaim_stale(self.platforms)
+    def _open(self) -> None:
+        self._store = self.worker.open_store()
+        reclaimed = self._store.handoffs.reclaim_stale(self.platforms)
         for session_id in reclaimed:
             log.info("handoff of %s was left running by a stopped gateway: retrying", session_id)
 
@@ -106,13 +93,13 @@ class HandoffWatcher:
         """Claim one pending handoff and carry it out (on the watcher thread)."""
         store = self._store
         assert store is not None
-        registry = HandoffRegistry(store.connection)
+        registry = store.handoffs
         handoff = registry.claim(self.platforms)
         if handoff is None:
             return None
         log.info("handoff of %s to %s claimed", handoff.session_id, handoff.platform)
         try:
-            self._carry_out(store, registry, handoff)
+            self._carry_out(store, handoff)
         except Exception as error:
             reason = " ".join(str(error).split()) or type(error).__name__
             log.warning("handoff of %s to %s failed: %s", handoff.session_id, handoff.platform,
@@ -123,7 +110,7 @@ class HandoffWatcher:
         log.info("handoff of %s to %s completed", handoff.session_id, handoff.platform)
         return handoff
 
-    def _carry_out(self, store: SessionStore, registry: HandoffRegistry, handoff: Handoff) -> None:
+    def _carry_out(self, store: Store, handoff: Handoff) -> None:
         platform = handoff.platform
         adapter = self.adapters[platform]
         home = store.routing.home(platform)
@@ -143,7 +130,7 @@ class HandoffWatcher:
             user_id: str | None = None
         else:
             thread_id = home_thread
-            kind, user_id = registry.home_participant(platform)
+            kind, user_id = store.handoffs.home_participant(platform)
             chat_type = kind if kind in ("dm", "group", "channel", "thread") else "group"  # type: ignore[assignment]
         key = build_session_key(
             platform,

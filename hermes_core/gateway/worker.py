@@ -154,7 +154,7 @@ class EventWorker:
     def _context(self) -> _ThreadContext:
         context: _ThreadContext | None = getattr(self._local, "context", None)
         if context is None:
-            store = self._open_store()
+            store = self.open_store()
             with self._opened_lock:
                 self._opened.append(store)
             router = Router(store, mirror=self.mirror, clock=self.clock)
@@ -169,8 +169,9 @@ class EventWorker:
             self._local.context = context
         return context
 
-    def _open_store(self) -> Store:
-        """This thread's store: a measuring SQLite store, or the configured backend's."""
+    def open_store(self) -> Store:
+        """A store for the calling thread (a worker's, the handoff watcher's): a measuring
+        SQLite store, or the configured backend's; the caller closes it."""
         from hermes_core.store import STATE_DB_NAME
         from hermes_core.store.backends import SQLITE_SCHEME, open_url, sqlite_path, url_scheme
 
@@ -356,12 +357,8 @@ class EventWorker:
 
 
 def _remember_home_participant(store: Store, origin: RouteOrigin) -> None:
-    """For ``/handoff`` to the home channel itself (SQLite store; see ``gateway.handoff``)."""
-    if isinstance(store, SessionStore):
-        from hermes_core.store.handoffs import HandoffRegistry
-
-        registry = HandoffRegistry(store.connection)
-        registry.remember_home_participant(origin.platform, origin.chat_type, origin.user_id)
+    """For ``/handoff`` to the home channel itself (see ``gateway.handoff``)."""
+    store.handoffs.remember_home_participant(origin.platform, origin.chat_type, origin.user_id)
 
 
 def _command_reply(text: str, session_id: str | None, failed: bool = False) -> GatewayReply:

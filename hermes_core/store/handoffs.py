@@ -6,7 +6,12 @@ gateway) → ``completed`` | ``failed`` (with a reason of at most 500 characters
 a compare-and-set inside one ``BEGIN IMMEDIATE`` transaction, so two gateways never both claim
 a handoff and a waiter that gives up never cancels one already claimed. A ``completed`` or
 ``failed`` row no longer blocks anything: a new request replaces it (a failed handoff can be
-retried). SQLite-store only, like the gateway's routing facet.
+retried).
+
+This module holds the :class:`Handoff` record, the row encoding every backend shares and the
+SQLite facet (:attr:`SessionStore.handoffs <hermes_core.store.SessionStore.handoffs>`, the
+protocol's :class:`~hermes_core.store.protocol.HandoffTable`); the PostgreSQL one lives in the
+``hermes-store-postgres`` plugin and keeps the same rows.
 """
 
 from __future__ import annotations
@@ -39,7 +44,8 @@ class Handoff:
 
 
 class HandoffRegistry:
-    """Typed compare-and-set operations on the handoff rows of one SQLite connection."""
+    """The handoff facet of the SQLite store: compare-and-set operations on the handoff rows
+    of one connection."""
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._db = connection
@@ -49,7 +55,7 @@ class HandoffRegistry:
         row = self._db.execute(
             "SELECT value FROM state_meta WHERE key = ?", (HANDOFF_PREFIX + session_id,)
         ).fetchone()
-        return None if row is None else _decode(session_id, row[0])
+        return None if row is None else decode_handoff(session_id, row[0])
 
     def request(self, session_id: str, platform: str, *, now: float | None = None) -> bool:
         """Mark ``session_id`` pending for ``platform``; False when one is already pending or
@@ -89,8 +95,7 @@ class HandoffRegistry:
     def fail(self, session_id: str, reason: str) -> bool:
         """running → failed with ``reason`` (cut to 500 characters); the row no longer blocks
         a new request, so the handoff can be retried. Whether the row was running."""
-        text = " ".join(reason.split())[:REASON_LIMIT] or "the handoff failed"
-        return self._finish(session_id, "failed", text)
+        return self._finish(session_id, "failed", failure_reason(reason))
 
     def cancel(self, session_id: str) -> bool:
         """Withdraw a request nobody claimed (the waiter timed out): pending → no row. False
@@ -121,7 +126,7 @@ class HandoffRegistry:
     def remember_home_participant(self, platform: str, chat_type: str, user_id: str | None) -> None:
         """What ``/sethome`` knew besides the chat: its type and who sent it, so a handoff
         to the home channel itself lands on the key that person's messages there use."""
-        value = json.dumps({"chat_type": chat_type, "user_id": user_id})
+        value = encode_home_participant(chat_type, user_id)
         with write_transaction(self._db) as db:
             db.execute(
                 "INSERT OR REPLACE INTO state_meta(key, value) VALUES (?, ?)",
@@ -133,10 +138,7 @@ class HandoffRegistry:
         row = self._db.execute(
             "SELECT value FROM state_meta WHERE key = ?", (HOME_PARTICIPANT_PREFIX + platform,)
         ).fetchone()
-        if row is None:
-            return "group", None
-        data = json.loads(row[0])
-        return str(data.get("chat_type") or "group"), data.get("user_id")
+        return decode_home_participant(None if row is None else row[0])
 
     def _finish(self, session_id: str, state: HandoffState, error: str | None) -> bool:
         with write_transaction(self._db) as db:
@@ -147,7 +149,24 @@ class HandoffRegistry:
         return True
 
 
-def _decode(session_id: str, value: str) -> Handoff:
+def failure_reason(reason: str) -> str:
+    """``reason`` on one line, cut to :data:`REASON_LIMIT` characters (never empty)."""
+    return " ".join(reason.split())[:REASON_LIMIT] or "the handoff failed"
+
+
+def encode_handoff(handoff: Handoff) -> str:
+    """The ``state_meta`` value of ``handoff`` (its key is ``HANDOFF_PREFIX + session id``)."""
+    value = {
+        "platform": handoff.platform,
+        "state": handoff.state,
+        "requested_at": handoff.requested_at,
+        "error": handoff.error,
+    }
+    return json.dumps(value)
+
+
+def decode_handoff(session_id: str, value: str) -> Handoff:
+    """The handoff stored as ``value`` under ``session_id``'s key."""
     data = json.loads(value)
     return Handoff(
         session_id,
@@ -158,11 +177,24 @@ def _decode(session_id: str, value: str) -> Handoff:
     )
 
 
+def encode_home_participant(chat_type: str, user_id: str | None) -> str:
+    """The ``state_meta`` value ``/sethome`` leaves under ``HOME_PARTICIPANT_PREFIX + platform``."""
+    return json.dumps({"chat_type": chat_type, "user_id": user_id})
+
+
+def decode_home_participant(value: str | None) -> tuple[str, str | None]:
+    """(chat type, user id) from a stored value; ("group", None) when there is none."""
+    if value is None:
+        return "group", None
+    data = json.loads(value)
+    return str(data.get("chat_type") or "group"), data.get("user_id")
+
+
 def _read(db: sqlite3.Connection, session_id: str) -> Handoff | None:
     row = db.execute(
         "SELECT value FROM state_meta WHERE key = ?", (HANDOFF_PREFIX + session_id,)
     ).fetchone()
-    return None if row is None else _decode(session_id, row[0])
+    return None if row is None else decode_handoff(session_id, row[0])
 
 
 def _all(db: sqlite3.Connection) -> list[Handoff]:
@@ -170,17 +202,11 @@ def _all(db: sqlite3.Connection) -> list[Handoff]:
         "SELECT key, value FROM state_meta WHERE key >= ? AND key < ?",
         (HANDOFF_PREFIX, HANDOFF_PREFIX[:-1] + ";"),
     ).fetchall()
-    return [_decode(key[len(HANDOFF_PREFIX) :], value) for key, value in rows]
+    return [decode_handoff(key[len(HANDOFF_PREFIX) :], value) for key, value in rows]
 
 
 def _write(db: sqlite3.Connection, handoff: Handoff) -> None:
-    value = {
-        "platform": handoff.platform,
-        "state": handoff.state,
-        "requested_at": handoff.requested_at,
-        "error": handoff.error,
-    }
     db.execute(
         "INSERT OR REPLACE INTO state_meta(key, value) VALUES (?, ?)",
-        (HANDOFF_PREFIX + handoff.session_id, json.dumps(value)),
+        (HANDOFF_PREFIX + handoff.session_id, encode_handoff(handoff)),
     )

@@ -9,8 +9,8 @@ backend against it.
 A store has the session facade's own methods (:class:`Store`) and four facets for the
 engines with many small queries: :attr:`Store.search_index` (:class:`SearchIndex`),
 :attr:`Store.lifecycle` (:class:`LifecycleQueries`), :attr:`Store.imports`
-(:class:`ImportBookkeeping`) and :attr:`Store.routing` (:class:`RoutingTable`: the gateway's routing and the raw rows that
-migrate and import copy). Rows that only an engine reads cross as plain tuples, named by
+(:class:`ImportBookkeeping`), :attr:`Store.routing` (:class:`RoutingTable`: the gateway's routing and the raw rows that
+migrate and import copy) and :attr:`Store.handoffs` (:class:`HandoffTable`: ``/handoff``). Rows that only an engine reads cross as plain tuples, named by
 the aliases below.
 """
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
 
     from .database_imports import ImportedEntry
+    from .handoffs import Handoff
     from .imports import ImportedTotals, ImportFileRecord
     from .insight_rows import InsightRows
     from .maintenance import SizeSplit, StoreStats
@@ -267,6 +268,28 @@ class RoutingTable(Protocol):
     def mark_delivered(self, session_key: str, message_id: str, session_id: str) -> bool: ...
 
 
+class HandoffTable(Protocol):
+    """The handoff facet (SPEC G7): each session's ``/handoff`` state and what ``/sethome``
+    knew of the home channel's sender, as ``state_meta`` rows (see :mod:`.handoffs`, whose
+    :class:`~.handoffs.HandoffRegistry` is the SQLite one).
+
+    Every transition is a compare-and-set across processes: one gateway only claims a
+    handoff, and :meth:`cancel` never withdraws one a gateway has claimed.
+    """
+
+    def get(self, session_id: str) -> Handoff | None: ...
+    def request(self, session_id: str, platform: str, *, now: float | None = None) -> bool: ...
+    def claim(self, platforms: list[str]) -> Handoff | None: ...
+    def complete(self, session_id: str) -> bool: ...
+    def fail(self, session_id: str, reason: str) -> bool: ...
+    def cancel(self, session_id: str) -> bool: ...
+    def reclaim_stale(self, platforms: list[str]) -> list[str]: ...
+    def remember_home_participant(
+        self, platform: str, chat_type: str, user_id: str | None
+    ) -> None: ...
+    def home_participant(self, platform: str) -> tuple[str, str | None]: ...
+
+
 @runtime_checkable
 class Store(Protocol):
     """The session store every command, the gateway and agent runtimes use."""
@@ -279,6 +302,8 @@ class Store(Protocol):
     def imports(self) -> ImportBookkeeping: ...
     @property
     def routing(self) -> RoutingTable: ...
+    @property
+    def handoffs(self) -> HandoffTable: ...
     @property
     def url(self) -> str: ...
 

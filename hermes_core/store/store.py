@@ -4,7 +4,7 @@ The command line, the gateway and any agent runtime record sessions through this
 nothing else writes SQL against ``state.db``. One instance holds one connection and is meant
 for one thread (the automatic-title worker opens its own). It is the built-in SQLite backend
 of :class:`~hermes_core.store.protocol.Store`; the engines' many small reads go through its
-facets ``search_index``, ``lifecycle``, ``imports`` and ``routing``.
+facets ``search_index``, ``lifecycle``, ``imports``, ``routing`` and ``handoffs``.
 
 Every write that starts or ends a session fires the plugin events, whatever its origin:
 ``create_session``, ``end_session``, ``continue_after_compression``, imports and restores
@@ -49,6 +49,7 @@ from .state_meta import write_state as _write_state
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
 
+    from .handoffs import HandoffRegistry
     from .import_bookkeeping import SqliteImportBookkeeping
     from .insight_rows import InsightRows
     from .lifecycle_queries import SqliteLifecycle
@@ -130,6 +131,13 @@ class SessionStore:
         from .routed_sessions import RoutingStore
 
         return RoutingStore(self)
+
+    @cached_property
+    def handoffs(self) -> HandoffRegistry:
+        """The ``/handoff`` registry and what ``/sethome`` knew of the home channel."""
+        from .handoffs import HandoffRegistry
+
+        return HandoffRegistry(self._connection)
 
     @classmethod
     def open(cls, home: Path | str, *, events: SessionEvents | None = None) -> SessionStore:

@@ -20,7 +20,6 @@ from standins.openai_server import OpenAIStandIn, Reply
 from standins.telegram_api import TelegramStandIn
 
 from hermes_core.store import SessionStore
-from hermes_core.store.handoffs import HandoffRegistry
 
 pytestmark = pytest.mark.slow
 
@@ -114,7 +113,7 @@ def test_handoff_into_a_new_topic_continues_there_and_back_on_the_cli(
     assert texts[0] == "plan the release" and texts[-1] == "what next?"
     assert session.source == "cli" and session.thread_id == str(topic)
     with SessionStore.open(home) as store:
-        assert HandoffRegistry(store.connection).get(session.id).state == "completed"  # type: ignore[union-attr]
+        assert store.handoffs.get(session.id).state == "completed"  # type: ignore[union-attr]
     # hermes -r TITLE continues where the platform stopped.
     again = chat(tmp_path, model, "-r", title)
     say(again, "and now?")
@@ -175,7 +174,7 @@ def test_gateway_down_times_out_and_the_chat_goes_on(
     session, texts = the_session(home)
     assert texts == ["plan the release", "are you there?"]
     with SessionStore.open(home) as store:
-        assert HandoffRegistry(store.connection).get(session.id) is None
+        assert store.handoffs.get(session.id) is None
 
 
 def test_disabled_platform_or_no_home_channel_is_refused_with_a_hint(
@@ -219,7 +218,7 @@ def test_a_failed_send_is_reported_and_can_be_retried(
         assert gateway.terminate() == 0
     session, _ = the_session(home)
     with SessionStore.open(home) as store:
-        failed = HandoffRegistry(store.connection).get(session.id)
+        failed = store.handoffs.get(session.id)
         assert failed is not None and failed.state == "failed"
         assert failed.error is not None and "chat not found" in failed.error.lower()
         # A handoff that never reached the platform takes no chat over.

@@ -1,21 +1,23 @@
-"""The handoff registry's compare-and-set rules, on a real SQLite store file."""
+"""The handoff facet's compare-and-set rules (``Store.handoffs``), on every store backend: a
+real SQLite file and a fresh database of the throwaway PostgreSQL cluster (``backend_url``)."""
 
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
-from hermes_core.store import SessionStore
-from hermes_core.store.handoffs import REASON_LIMIT, HandoffRegistry
-
-
-def _open(path: Path) -> tuple[SessionStore, HandoffRegistry]:
-    store = SessionStore(path)
-    return store, HandoffRegistry(store.connection)
+from hermes_core.plugins import PluginHost
+from hermes_core.store.backends import open_url
+from hermes_core.store.handoffs import REASON_LIMIT
+from hermes_core.store.protocol import HandoffTable, Store
 
 
-def test_request_refused_while_pending_or_running(tmp_path: Path) -> None:
-    store, registry = _open(tmp_path / "state.db")
+def _open(url: str) -> tuple[Store, HandoffTable]:
+    store = open_url(url, host=PluginHost())
+    return store, store.handoffs
+
+
+def test_request_refused_while_pending_or_running(backend_url: str) -> None:
+    store, registry = _open(backend_url)
     assert registry.request("s1", "matrix", now=10.0)
     assert not registry.request("s1", "telegram")
     claimed = registry.claim(["matrix"])
@@ -26,16 +28,15 @@ def test_request_refused_while_pending_or_running(tmp_path: Path) -> None:
     store.close()
 
 
-def test_claim_only_for_running_platforms_and_only_once(tmp_path: Path) -> None:
-    path = tmp_path / "state.db"
-    store, registry = _open(path)
+def test_claim_only_for_running_platforms_and_only_once(backend_url: str) -> None:
+    store, registry = _open(backend_url)
     registry.request("s1", "matrix", now=1.0)
     assert registry.claim(["telegram"]) is None
-    other_store, other = _open(path)
+    other_store, other = _open(backend_url)
     results: list[object] = []
     barrier = threading.Barrier(2)
 
-    def claim(target: HandoffRegistry) -> None:
+    def claim(target: HandoffTable) -> None:
         barrier.wait()
         results.append(target.claim(["matrix"]))
 
@@ -49,8 +50,8 @@ def test_claim_only_for_running_platforms_and_only_once(tmp_path: Path) -> None:
     other_store.close()
 
 
-def test_fail_keeps_reason_and_allows_retry(tmp_path: Path) -> None:
-    store, registry = _open(tmp_path / "state.db")
+def test_fail_keeps_reason_and_allows_retry(backend_url: str) -> None:
+    store, registry = _open(backend_url)
     registry.request("s1", "telegram")
     assert not registry.fail("s1", "not running yet")
     registry.claim(["telegram"])
@@ -63,8 +64,8 @@ def test_fail_keeps_reason_and_allows_retry(tmp_path: Path) -> None:
     store.close()
 
 
-def test_complete_only_from_running(tmp_path: Path) -> None:
-    store, registry = _open(tmp_path / "state.db")
+def test_complete_only_from_running(backend_url: str) -> None:
+    store, registry = _open(backend_url)
     registry.request("s1", "matrix")
     assert not registry.complete("s1")
     registry.claim(["matrix"])
@@ -73,8 +74,8 @@ def test_complete_only_from_running(tmp_path: Path) -> None:
     store.close()
 
 
-def test_cancel_only_while_pending(tmp_path: Path) -> None:
-    store, registry = _open(tmp_path / "state.db")
+def test_cancel_only_while_pending(backend_url: str) -> None:
+    store, registry = _open(backend_url)
     registry.request("s1", "matrix")
     registry.request("s2", "matrix")
     assert registry.cancel("s1")
@@ -85,8 +86,8 @@ def test_cancel_only_while_pending(tmp_path: Path) -> None:
     store.close()
 
 
-def test_reclaim_stale_running_rows(tmp_path: Path) -> None:
-    store, registry = _open(tmp_path / "state.db")
+def test_reclaim_stale_running_rows(backend_url: str) -> None:
+    store, registry = _open(backend_url)
     registry.request("s1", "matrix")
     registry.request("s2", "telegram")
     registry.claim(["matrix"])
@@ -94,4 +95,69 @@ def test_reclaim_stale_running_rows(tmp_path: Path) -> None:
     assert registry.reclaim_stale(["matrix"]) == ["s1"]
     assert registry.get("s1").state == "pending"  # type: ignore[union-attr]
     assert registry.get("s2").state == "running"  # type: ignore[union-attr]
+    store.close()
+
+
+def _race_claim_and_cancel(
+    gateway: HandoffTable, waiter: HandoffTable, session_id: str
+) -> tuple[object, bool]:
+    """A gateway claiming and the waiter cancelling ``session_id`` at the same moment."""
+    outcome: dict[str, object] = {}
+    barrier = threading.Barrier(2)
+
+    def claim() -> None:
+        barrier.wait()
+        outcome["claimed"] = gateway.claim(["telegram"])
+
+    def cancel() -> None:
+        barrier.wait()
+        outcome["cancelled"] = waiter.cancel(session_id)
+
+    threads = [threading.Thread(target=claim), threading.Thread(target=cancel)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcome["claimed"], bool(outcome["cancelled"])
+
+
+def test_a_cancel_racing_a_claim_never_withdraws_a_claimed_handoff(backend_url: str) -> None:
+    store, registry = _open(backend_url)
+    other_store, other = _open(backend_url)
+    for round_number in range(20):
+        session_id = f"s{round_number}"
+        assert registry.request(session_id, "telegram")
+        claimed, cancelled = _race_claim_and_cancel(other, registry, session_id)
+        after = registry.get(session_id)
+        if cancelled:
+            assert claimed is None and after is None
+        else:
+            assert claimed is not None
+            assert after is not None and after.state == "running"
+            assert other.complete(session_id)
+    store.close()
+    other_store.close()
+
+
+def test_home_participant_is_remembered_and_defaults_to_a_group(backend_url: str) -> None:
+    store, registry = _open(backend_url)
+    assert registry.home_participant("telegram") == ("group", None)
+    registry.remember_home_participant("telegram", "dm", "u7")
+    registry.remember_home_participant("telegram", "group", "u8")
+    store.close()
+    reopened, again = _open(backend_url)
+    assert again.home_participant("telegram") == ("group", "u8")
+    assert again.home_participant("matrix") == ("group", None)
+    reopened.close()
+
+
+def test_claim_takes_the_oldest_pending_request_first(backend_url: str) -> None:
+    store, registry = _open(backend_url)
+    registry.request("late", "matrix", now=20.0)
+    registry.request("early", "matrix", now=10.0)
+    first = registry.claim(["matrix"])
+    assert first is not None and first.session_id == "early"
+    second = registry.claim(["matrix", "telegram"])
+    assert second is not None and second.session_id == "late"
+    assert registry.claim(["matrix"]) is None
     store.close()

@@ -4,7 +4,7 @@ one PostgreSQL database.
 One instance holds one pooled connection for its own thread (the automatic-title worker takes
 another from the pool). Every write is one transaction; every write that starts or ends a
 session fires the plugin events, as the SQLite store does. Engines reach the many small reads
-through the facets ``search_index``, ``lifecycle``, ``imports`` and ``routing``.
+through the facets ``search_index``, ``lifecycle``, ``imports``, ``routing`` and ``handoffs``.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from hermes_core.store.rows import (
 
 from . import lineage, writes
 from .connection import open_pool
+from .handoffs import PostgresHandoffs
 from .imports import PostgresImportBookkeeping
 from .lifecycle import PostgresLifecycle
 from .lookup import resolve_reference
@@ -80,6 +81,8 @@ class PostgresStore:
         self.routing = PostgresRouting(self._db, self.get_session, events)
         """The routing table: the gateway's routed sessions, recovery reads, home channels
         and repair, and the raw rows migrate and imports copy."""
+        self.handoffs = PostgresHandoffs(self._db)
+        """The ``/handoff`` registry and what ``/sethome`` knew of the home channel."""
 
     @property
     def url(self) -> str:
