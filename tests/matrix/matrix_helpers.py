@@ -29,3 +29,13 @@ def wait_until(check: Any, what: str, timeout: float = 60.0) -> None:
             return
         time.sleep(0.2)
     raise AssertionError(f"timed out waiting until {what}")
+
+
+def home_room(alice: MatrixUser, bot: MatrixUser) -> str:
+    """A room alice creates with the bot in it, made the gateway's Matrix home channel with
+    ``/sethome`` (the bot's reply awaited); its id."""
+    room = alice.create_room([bot.user_id], name="Home room")
+    wait_until(lambda: bot.user_id in alice.members(room), "the bot joined the room")
+    alice.send(room, "/sethome")
+    alice.wait_for_messages(room, bot.user_id, 1)
+    return room

@@ -13,13 +13,27 @@ import pytest
 from chat.chat_helpers import chat_env, say, spawn_chat, styled
 from gateway.gateway_helpers import title_reply, user_texts
 from gateway.gateway_process import GatewayProcess, write_config
-from matrix_helpers import matrix_settings, wait_until
+from matrix_helpers import home_room, matrix_settings, wait_until
 from standins.openai_server import OpenAIStandIn, Reply
 from synapse_homeserver import Synapse
 
 from hermes_core.store import SessionStore
 
 pytestmark = pytest.mark.slow
+
+
+def _chat_env(tmp_path: Path, model: OpenAIStandIn) -> dict[str, str]:
+    return chat_env(tmp_path, None, HERMES_MODEL_BASE_URL=model.base_url,
+                    HERMES_MODEL="standin-model", OPENAI_API_KEY="sk-test")  # fmt: skip
+
+
+def _chat_asking_for_a_handoff(env: dict[str, str]) -> pexpect.spawn:
+    """The installed chat after one answered message and ``/handoff matrix`` typed."""
+    child = spawn_chat(env, timeout=90)
+    say(child, "plan the release")
+    child.expect_exact("Sure, the plan")
+    say(child, "/handoff matrix")
+    return child
 
 
 def test_handoff_to_matrix_opens_a_thread_and_continues_the_same_session(
@@ -31,21 +45,14 @@ def test_handoff_to_matrix_opens_a_thread_and_continues_the_same_session(
         model.add(title_reply(), Reply(text="Sure, the plan is ready."))
         write_config(home, model.base_url, {"matrix": matrix_settings(synapse, bot)})
         with GatewayProcess(home) as gateway:
-            room = alice.create_room([bot.user_id], name="Home room")
-            wait_until(lambda: bot.user_id in alice.members(room), "the bot joined the room")
-            alice.send(room, "/sethome")
-            alice.wait_for_messages(room, bot.user_id, 1)
+            room = home_room(alice, bot)
             model.add(
                 Reply(text="Handoff confirmed: we planned the release."),
                 Reply(text="Continuing in the thread."),
                 Reply(text="Back on the terminal."),
             )
-            env = chat_env(tmp_path, None, HERMES_MODEL_BASE_URL=model.base_url,
-                           HERMES_MODEL="standin-model", OPENAI_API_KEY="sk-test")  # fmt: skip
-            child = spawn_chat(env, timeout=90)
-            say(child, "plan the release")
-            child.expect_exact("Sure, the plan")
-            say(child, "/handoff matrix")
+            env = _chat_env(tmp_path, model)
+            child = _chat_asking_for_a_handoff(env)
             child.expect(styled("↻ Handoff complete. The session is now active on matrix."))
             child.expect(r"Resume it on this CLI later with: /resume (.+?)\r?\n")
             title = child.match.group(1).strip()
@@ -95,20 +102,13 @@ def test_handoff_to_a_home_room_the_bot_was_kicked_from_fails_with_the_reason(
         model.add(title_reply(), Reply(text="Sure, the plan is ready."))
         write_config(home, model.base_url, {"matrix": matrix_settings(synapse, bot)})
         with GatewayProcess(home) as gateway:
-            room = alice.create_room([bot.user_id], name="Home room")
-            wait_until(lambda: bot.user_id in alice.members(room), "the bot joined the room")
-            alice.send(room, "/sethome")
-            alice.wait_for_messages(room, bot.user_id, 1)
+            room = home_room(alice, bot)
             alice.call("POST", f"/rooms/{urllib.parse.quote(room)}/kick",
                        {"user_id": bot.user_id, "reason": "test"})  # fmt: skip
             wait_until(lambda: bot.user_id not in alice.members(room), "the bot was kicked")
             model.add(Reply(text="Handoff confirmed.", times=None))
-            env = chat_env(tmp_path, None, HERMES_MODEL_BASE_URL=model.base_url,
-                           HERMES_MODEL="standin-model", OPENAI_API_KEY="sk-test")  # fmt: skip
-            child = spawn_chat(env, timeout=90)
-            say(child, "plan the release")
-            child.expect_exact("Sure, the plan")
-            say(child, "/handoff matrix")
+            env = _chat_env(tmp_path, model)
+            child = _chat_asking_for_a_handoff(env)
             child.expect(r"the handoff to matrix failed: ")
             say(child, "/handoff matrix")  # the failed row does not block a retry
             child.expect(r"the handoff to matrix failed: ")
