@@ -84,7 +84,9 @@ def test_a_version_1_store_gets_the_phrase_pair_index_and_its_phrases_are_still_
     store = open_url(postgres_url, host=PluginHost())
     try:
         sql = postgres_cluster.sql
-        assert sql("SELECT version FROM hermes_schema_version", database=name) == "2"
+        assert sql("SELECT version FROM hermes_schema_version", database=name) == str(
+            SCHEMA_VERSION
+        )
         assert sql(
             "SELECT count(*) FROM pg_indexes WHERE indexname = 'idx_messages_pairs'", database=name
         ) == "1"
@@ -99,6 +101,53 @@ def test_a_version_1_store_gets_the_phrase_pair_index_and_its_phrases_are_still_
         # Appended after the upgrade: indexed on the way in.
         later = store.create_session("cli")
         store.append_message(later.id, Message("user", "please roll back the canary"))
+        assert {r["session_id"] for r in session_search(store, query='"roll back"')["results"]} == {
+            "20260101_000000_aaaaaa",
+            later.id,
+        }
+    finally:
+        store.close()
+
+
+def test_a_version_2_store_writes_its_pair_index_through_and_keeps_finding_phrases(
+    postgres_url: str, postgres_cluster: Cluster
+) -> None:
+    name = postgres_url.rsplit("/", 1)[1]
+    sql = postgres_cluster.sql
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        migrate(db, "test", target=2)
+    sql(
+        "INSERT INTO sessions (id, source, started_at, last_active_at) "
+        "VALUES ('20260101_000000_aaaaaa', 'cli', 1, 1)",
+        database=name,
+    )
+    sql(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES "
+        "('20260101_000000_aaaaaa', 'user', 'the deploy will roll back tonight', 2), "
+        "('20260101_000000_aaaaaa', 'user', 'roll the deploy back', 3)",
+        database=name,
+    )
+    sql("CREATE EXTENSION pgstattuple", database=name)
+    pending = "SELECT pending_tuples FROM pgstatginindex('idx_messages_pairs')"
+    assert sql(pending, database=name) == "2"  # waiting in the pending list
+    options = "SELECT coalesce(reloptions::text, '') FROM pg_class WHERE relname = %r"
+    assert "fastupdate" not in sql(options % "idx_messages_pairs", database=name)
+    store = open_url(postgres_url, host=PluginHost())
+    try:
+        assert sql("SELECT version FROM hermes_schema_version", database=name) == "3"
+        assert sql(options % "idx_messages_pairs", database=name) == "{fastupdate=off}"
+        assert sql(pending, database=name) == "0"
+        assert sql(options % "idx_messages_words", database=name) == ""
+        # Found through the index alone (two-word phrases) and through the positions (three).
+        assert [r["match_message_id"] for r in session_search(store, query='"roll back"')[
+            "results"
+        ]] == [1]
+        assert session_search(store, query='"back roll"')["count"] == 0
+        assert session_search(store, query='"will roll back"')["count"] == 1
+        assert session_search(store, query='"deploy roll back"')["count"] == 0
+        later = store.create_session("cli")
+        store.append_message(later.id, Message("user", "please roll back the canary"))
+        assert sql(pending, database=name) == "0"  # written straight into the index
         assert {r["session_id"] for r in session_search(store, query='"roll back"')["results"]} == {
             "20260101_000000_aaaaaa",
             later.id,
