@@ -33,6 +33,7 @@ from hermes_core.store.protocol import (
 
 from .fulltext import PAIR_INDEX_SQL, QueryTerms, snippet, to_tsquery_text
 from .lookup import resolve_reference
+from .schema import CONVERSATION_ROLES, CONVERSATION_ROLES_SQL
 from .selection_sql import build_where
 
 if TYPE_CHECKING:
@@ -63,7 +64,12 @@ _QUERY = "to_tsquery('simple', %s)"
 
 
 def _role_source_filter(roles: Sequence[str], source: str | None) -> tuple[str, list[object]]:
+    """The conditions "in ``roles`` (and from ``source``)". Roles within the conversation's
+    (the default) also say so in words the planner can match against the conversation word
+    index (:data:`~.schema.CONVERSATION_ROLES_SQL`) without knowing the parameters."""
     sql = " AND m.role = ANY(%s::text[])"
+    if roles and set(roles) <= set(CONVERSATION_ROLES):
+        sql += f" AND m.{CONVERSATION_ROLES_SQL}"
     params: list[object] = [list(roles)]
     if source is not None:
         sql += " AND m.session_id IN (SELECT id FROM sessions WHERE source = %s)"
