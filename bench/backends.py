@@ -80,7 +80,7 @@ def _load(store: Store, chunk: list[object]) -> None:
         store.end_session(created.id, "user_exit")
 
 
-def _probes(store: Store, rng: random.Random) -> dict[str, list[str]]:
+def probes(store: Store, rng: random.Random) -> dict[str, list[str]]:
     """Probe queries by class, drawn from the loaded text (rare/common words, a phrase, a
     prefix, the planted CJK term)."""
     words: dict[str, int] = {}
@@ -104,7 +104,7 @@ def _probes(store: Store, rng: random.Random) -> dict[str, list[str]]:
     }
 
 
-def _percentile(samples: list[float], fraction: float) -> float:
+def percentile(samples: list[float], fraction: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
@@ -167,7 +167,7 @@ def run_backends(
                     started = time.perf_counter()
                     _load(stores[name], chunk)  # type: ignore[arg-type]
                     figures[name].ingest_seconds += time.perf_counter() - started
-            probes = _probes(stores["sqlite"], random.Random(1))
+            by_class = probes(stores["sqlite"], random.Random(1))
             for name in BACKENDS:
                 store = stores[name]
                 live = store.create_session("cli")
@@ -175,7 +175,7 @@ def run_backends(
                     started = time.perf_counter()
                     store.append_message(live.id, Message("user", f"live append {n} of the bench"))
                     figures[name].append_ms.append((time.perf_counter() - started) * 1000)
-                for probe_class, queries in probes.items():
+                for probe_class, queries in by_class.items():
                     samples = figures[name].discovery_ms.setdefault(probe_class, [])
                     for _ in range(repeats):
                         for query in queries:
@@ -209,7 +209,7 @@ def report(
         lines.append(
             (
                 f"p_append_p99_{short}_{label}",
-                f"{_percentile(found.append_ms, 0.99):.2f}",
+                f"{percentile(found.append_ms, 0.99):.2f}",
                 "ms",
                 f"{len(found.append_ms)} single appends on the full store",
             )
@@ -218,7 +218,7 @@ def report(
             lines.append(
                 (
                     f"p_discovery_p95_{probe_class}_{short}_{label}",
-                    f"{_percentile(samples, 0.95):.1f}",
+                    f"{percentile(samples, 0.95):.1f}",
                     "ms",
                     f"target <= 50 ms; {len(samples)} session_search calls",
                 )

@@ -62,6 +62,12 @@ class QueryTerms:
     """Adjacent word pairs (``"that will"``) every match must hold: those of the phrases the
     query requires (not under ``OR`` or ``NOT``), whole ASCII words only. The pair index
     (:data:`PAIR_INDEX_SQL`) narrows a phrase's candidates to the messages holding them."""
+    pairs_decide: bool = False
+    """Whether holding :attr:`pairs` is the whole match: the query is only two-word phrases
+    (AND-ed), each of them a pair. A message holds the pair ``"that will"`` exactly when
+    ``that`` stands at some position and ``will`` at the next (the pairs are read off the
+    positions ``<->`` checks), so such a query needs no second look at the positions. (Past
+    the 16,383rd word PostgreSQL stops counting positions; there neither is exact.)"""
 
 
 def _lexemes(text: str, prefix: bool) -> tuple[str, list[tuple[str, bool]]]:
@@ -125,6 +131,8 @@ class _Parser:
         self._at = 0
         self.positive: list[tuple[str, bool]] = []
         self.pairs: list[str] = []
+        self.pairs_decide = True
+        """Still only two-word, pairable phrases, AND-ed (see :attr:`QueryTerms.pairs_decide`)."""
         self._negated = 0
 
     def _peek(self) -> tuple[str, str] | None:
@@ -151,6 +159,7 @@ class _Parser:
             parts.append(self._and())
         if len(parts) > 1:
             del self.pairs[pairs_before:]  # a phrase in one branch of an OR is not required
+            self.pairs_decide = False
         return parts[0] if len(parts) == 1 else "(" + " | ".join(parts) + ")"
 
     def _and(self) -> str:
@@ -168,6 +177,7 @@ class _Parser:
         result = self._primary()
         while self._peek() == ("op", "NOT"):
             self._take()
+            self.pairs_decide = False
             self._negated += 1
             excluded = self._primary()
             self._negated -= 1
@@ -179,6 +189,7 @@ class _Parser:
             raise QueryRejected("the query ends with an operator")
         kind, text = self._take()
         if kind == "(":
+            self.pairs_decide = False
             inner = self._or()
             if self._peek() != (")", ")"):
                 raise QueryRejected("unbalanced parentheses")
@@ -188,16 +199,19 @@ class _Parser:
             prefix = self._peek() == ("*", "*")
             if prefix:
                 self._take()
-            return self._term(text, prefix)
+            return self._term(text, prefix, phrase=True)
         if kind == "word":
-            return self._term(text.rstrip("*"), text.endswith("*"))
+            return self._term(text.rstrip("*"), text.endswith("*"), phrase=False)
         raise QueryRejected(f"syntax error near {text!r}")
 
-    def _term(self, text: str, prefix: bool) -> str:
+    def _term(self, text: str, prefix: bool, *, phrase: bool) -> str:
         query, terms = _lexemes(text, prefix)
+        pairs = _required_pairs(terms)
+        if not (phrase and len(terms) == 2 and len(pairs) == 1):
+            self.pairs_decide = False
         if not self._negated:
             self.positive.extend(terms)
-            self.pairs.extend(_required_pairs(terms))
+            self.pairs.extend(pairs)
         return query
 
 
@@ -221,7 +235,10 @@ def to_tsquery_text(fts: str) -> QueryTerms:
     parser = _Parser(_tokens(fts))
     tsquery = parser.parse()
     return QueryTerms(
-        tsquery, tuple(dict.fromkeys(parser.positive)), tuple(dict.fromkeys(parser.pairs))
+        tsquery,
+        tuple(dict.fromkeys(parser.positive)),
+        tuple(dict.fromkeys(parser.pairs)),
+        pairs_decide=parser.pairs_decide,
     )
 
 

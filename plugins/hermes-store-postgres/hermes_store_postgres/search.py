@@ -33,6 +33,7 @@ from hermes_core.store.protocol import (
 
 from .fulltext import PAIR_INDEX_SQL, QueryTerms, snippet, to_tsquery_text
 from .lookup import resolve_reference
+from .schema import CONVERSATION_ROLES, CONVERSATION_ROLES_SQL
 from .selection_sql import build_where
 
 if TYPE_CHECKING:
@@ -63,7 +64,12 @@ _QUERY = "to_tsquery('simple', %s)"
 
 
 def _role_source_filter(roles: Sequence[str], source: str | None) -> tuple[str, list[object]]:
+    """The conditions "in ``roles`` (and from ``source``)". Roles within the conversation's
+    (the default) also say so in words the planner can match against the conversation word
+    index (:data:`~.schema.CONVERSATION_ROLES_SQL`) without knowing the parameters."""
     sql = " AND m.role = ANY(%s::text[])"
+    if roles and set(roles) <= set(CONVERSATION_ROLES):
+        sql += f" AND m.{CONVERSATION_ROLES_SQL}"
     params: list[object] = [list(roles)]
     if source is not None:
         sql += " AND m.session_id IN (SELECT id FROM sessions WHERE source = %s)"
@@ -80,11 +86,17 @@ def _match(terms: QueryTerms, query: str, alias: str = "", *, pairs: bool = True
     from the pair index and checks each one's positions with ``ts_match_vq`` — the function
     form of ``@@``, which the planner cannot send to the word index: a bitmap over both
     indexes would recheck every candidate against the pair expression, computing it anew.
-    ``pairs=False`` (a walk over the newest messages, where most match) leaves the pairs out."""
+    ``pairs=False`` (a walk over the newest messages, where most match) leaves the pairs out.
+
+    When the pairs decide the match (:attr:`QueryTerms.pairs_decide`: two-word phrases only)
+    the positions are not checked at all: the candidates are the matches, and no candidate's
+    ``tsvector`` is read (reading one costs as much as the rest of its row)."""
     words = f"{alias}search_words"
     if not (pairs and terms.pairs):
         return f"{words} @@ {query}", []
     expression = PAIR_INDEX_SQL.replace("search_words", words)
+    if terms.pairs_decide:  # the query stays (unread) so the parameters are the same
+        return f"{expression} @> %s::text[] AND {query} IS NOT NULL", [list(terms.pairs)]
     return f"{expression} @> %s::text[] AND ts_match_vq({words}, {query})", [list(terms.pairs)]
 
 
@@ -155,6 +167,16 @@ class PostgresSearchIndex:
 
     def _rows(self, sql: str, params: Sequence[object] | dict[str, object]) -> list[Any]:
         return self._db.execute(sql, params).fetchall()
+
+    def _matches(self, sql: str, params: Sequence[object]) -> list[Any]:
+        """Run a statement that finds matches, planned for its own words every time: never
+        prepared. psycopg prepares a statement it has run five times, and PostgreSQL may then
+        reuse one generic plan for every word: the plan of a rare word, which for a word in
+        half the messages builds a bitmap of all of them (1M messages: the count probe of
+        ``that*`` takes 109 ms instead of 12; the newest matches of ``that*``, 7 s). The
+        other statements (lookups by id) keep being prepared: planning each anew costs more
+        than it saves."""
+        return self._db.execute(sql, params, prepare=False).fetchall()
 
     # ------------------------------------------------------------------ sessions
 
@@ -371,7 +393,7 @@ class PostgresSearchIndex:
         each candidate's positions once, not twice)."""
         terms = to_tsquery_text(fts)
         match, pairs = _match(terms, _QUERY)
-        rows = self._rows(
+        rows = self._matches(
             f"SELECT id FROM messages WHERE {match} LIMIT %s", [*pairs, terms.tsquery, count + 1]
         )
         ids = [int(r[0]) for r in rows]
@@ -391,14 +413,14 @@ class PostgresSearchIndex:
         query = terms.tsquery
         known = self._known_matches(fts)
         if known is not None:
-            rows = self._rows(
+            rows = self._matches(
                 "SELECT id, -ts_rank_cd(search_words, q, 1) AS score "
                 f"FROM messages, {_QUERY} q WHERE id = ANY(%s) ORDER BY score, id DESC LIMIT %s",
                 [query, known, limit],
             )
         else:
             match, pairs = _match(terms, "q")
-            rows = self._rows(
+            rows = self._matches(
                 "SELECT id, -ts_rank_cd(search_words, q, 1) AS score FROM messages, "
                 f"{_QUERY} q WHERE {match} ORDER BY score, id DESC LIMIT %s",
                 [query, *pairs, limit],
@@ -421,7 +443,7 @@ class PostgresSearchIndex:
         terms = to_tsquery_text(fts)
         where, params = _role_source_filter(roles, source)
         match, pairs = _match(terms, "q", "m.")
-        rows = self._rows(
+        rows = self._matches(
             "SELECT m.id, m.session_id, m.timestamp, -ts_rank_cd(m.search_words, q, 1) AS score "
             f"FROM messages m, {_QUERY} q WHERE {match}{where} "
             "ORDER BY score, m.id DESC LIMIT %s",
@@ -457,7 +479,7 @@ class PostgresSearchIndex:
         order_key = "m.id" if dense or density is None else "m.id + 0"
         match, pairs = _match(terms, _QUERY, "m.", pairs=not dense)
         counted, count_params = _occurrences_sql(terms)
-        rows = self._rows(
+        rows = self._matches(
             f"SELECT m.id, m.session_id, m.timestamp, {counted}, length(m.search_words) "
             f"FROM messages m WHERE m.id IN (SELECT m.id FROM messages m WHERE {match}{where} "
             f" ORDER BY {order_key} {direction} LIMIT %s) ORDER BY m.id {direction}",
@@ -491,7 +513,7 @@ class PostgresSearchIndex:
 
     def cjk_matches(self, text: str, limit: int) -> list[int]:
         """Ids of the newest messages holding the CJK substring ``text`` (trigram index)."""
-        rows = self._rows(
+        rows = self._matches(
             "SELECT id FROM messages WHERE cjk_text IS NOT NULL AND cjk_text LIKE %s "
             "ORDER BY id DESC LIMIT %s",
             ["%" + _escape_like(text) + "%", limit],

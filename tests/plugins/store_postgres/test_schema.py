@@ -84,7 +84,9 @@ def test_a_version_1_store_gets_the_phrase_pair_index_and_its_phrases_are_still_
     store = open_url(postgres_url, host=PluginHost())
     try:
         sql = postgres_cluster.sql
-        assert sql("SELECT version FROM hermes_schema_version", database=name) == "2"
+        assert sql("SELECT version FROM hermes_schema_version", database=name) == str(
+            SCHEMA_VERSION
+        )
         assert sql(
             "SELECT count(*) FROM pg_indexes WHERE indexname = 'idx_messages_pairs'", database=name
         ) == "1"
@@ -103,5 +105,95 @@ def test_a_version_1_store_gets_the_phrase_pair_index_and_its_phrases_are_still_
             "20260101_000000_aaaaaa",
             later.id,
         }
+    finally:
+        store.close()
+
+
+def test_a_version_2_store_writes_its_pair_index_through_and_keeps_finding_phrases(
+    postgres_url: str, postgres_cluster: Cluster
+) -> None:
+    name = postgres_url.rsplit("/", 1)[1]
+    sql = postgres_cluster.sql
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        migrate(db, "test", target=2)
+    sql(
+        "INSERT INTO sessions (id, source, started_at, last_active_at) "
+        "VALUES ('20260101_000000_aaaaaa', 'cli', 1, 1)",
+        database=name,
+    )
+    sql(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES "
+        "('20260101_000000_aaaaaa', 'user', 'the deploy will roll back tonight', 2), "
+        "('20260101_000000_aaaaaa', 'user', 'roll the deploy back', 3)",
+        database=name,
+    )
+    sql("CREATE EXTENSION pgstattuple", database=name)
+    pending = "SELECT pending_tuples FROM pgstatginindex('idx_messages_pairs')"
+    assert sql(pending, database=name) == "2"  # waiting in the pending list
+    options = "SELECT coalesce(reloptions::text, '') FROM pg_class WHERE relname = %r"
+    assert "fastupdate" not in sql(options % "idx_messages_pairs", database=name)
+    store = open_url(postgres_url, host=PluginHost())
+    try:
+        assert sql("SELECT version FROM hermes_schema_version", database=name) == str(
+            SCHEMA_VERSION
+        )
+        assert sql(options % "idx_messages_pairs", database=name) == "{fastupdate=off}"
+        assert sql(pending, database=name) == "0"
+        assert sql(options % "idx_messages_words", database=name) == ""
+        # Found through the index alone (two-word phrases) and through the positions (three).
+        assert [r["match_message_id"] for r in session_search(store, query='"roll back"')[
+            "results"
+        ]] == [1]
+        assert session_search(store, query='"back roll"')["count"] == 0
+        assert session_search(store, query='"will roll back"')["count"] == 1
+        assert session_search(store, query='"deploy roll back"')["count"] == 0
+        later = store.create_session("cli")
+        store.append_message(later.id, Message("user", "please roll back the canary"))
+        assert sql(pending, database=name) == "0"  # written straight into the index
+        assert {r["session_id"] for r in session_search(store, query='"roll back"')["results"]} == {
+            "20260101_000000_aaaaaa",
+            later.id,
+        }
+    finally:
+        store.close()
+
+
+def test_a_version_3_store_gets_the_conversation_word_index_and_roles_still_filter(
+    postgres_url: str, postgres_cluster: Cluster
+) -> None:
+    name = postgres_url.rsplit("/", 1)[1]
+    sql = postgres_cluster.sql
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        migrate(db, "test", target=3)
+    sql(
+        "INSERT INTO sessions (id, source, started_at, last_active_at) "
+        "VALUES ('20260101_000000_aaaaaa', 'cli', 1, 1)",
+        database=name,
+    )
+    sql(
+        "INSERT INTO messages (session_id, role, content, timestamp) VALUES "
+        "('20260101_000000_aaaaaa', 'user', 'why is the deploy slow', 2), "
+        "('20260101_000000_aaaaaa', 'tool', 'INFO deploy step 3 of 9', 3), "
+        "('20260101_000000_aaaaaa', 'assistant', 'the info says step 3 hangs', 4)",
+        database=name,
+    )
+    store = open_url(postgres_url, host=PluginHost())
+    try:
+        assert sql("SELECT version FROM hermes_schema_version", database=name) == "4"
+        assert sql(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'idx_messages_conversation_words'",
+            database=name,
+        ).endswith("WHERE (role = ANY (ARRAY['user'::text, 'assistant'::text]))")
+
+        def found(query: str, **arguments: object) -> list[int]:
+            results = session_search(store, query=query, **arguments)["results"]
+            return sorted(r["match_message_id"] for r in results)
+
+        assert found("info") == [3]  # the conversation only, by default
+        assert found("info", role_filter="tool") == [2]
+        assert found("deploy") == [1]
+        later = store.create_session("cli")
+        store.append_message(later.id, Message("assistant", "more info on the deploy"))
+        assert len(found("info")) == 2
     finally:
         store.close()
