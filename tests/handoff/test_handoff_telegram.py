@@ -1,7 +1,8 @@
 """End to end: ``/handoff telegram`` typed in the installed ``hermes`` chat (a pseudo-terminal)
 while a real ``hermes gateway run`` subprocess runs the telegram plugin against the Bot API
-stand-in, both on the stand-in model (SPEC G7): success into a forum topic, the fallback to the
-home channel when no topic can be opened, and the failure modes."""
+stand-in, both on the stand-in model (SPEC G7): success into a forum topic (on a SQLite and on a
+PostgreSQL store), the fallback to the home channel when no topic can be opened, and the failure
+modes."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from gateway.gateway_process import GatewayProcess, write_config
 from standins.openai_server import OpenAIStandIn, Reply
 from standins.telegram_api import TelegramStandIn
 
+from hermes_core.plugins import PluginHost
 from hermes_core.store import SessionStore
+from hermes_core.store.backends import open_url
 
 pytestmark = pytest.mark.slow
 
@@ -69,17 +72,24 @@ def talk_then_hand_off(child: pexpect.spawn) -> None:
     say(child, "/handoff telegram")
 
 
-def the_session(home: Path) -> Any:
-    with SessionStore.open(home) as store:
+def the_session(home: Path) -> tuple[Any, list[str]]:
+    """The one CLI session of ``home``'s ``state.db`` and its user messages."""
+    return session_in(f"sqlite:///{home / 'state.db'}")
+
+
+def session_in(store_url: str) -> tuple[Any, list[str]]:
+    """The one CLI session of the store at ``store_url`` and its user messages."""
+    with open_url(store_url, host=PluginHost()) as store:
         (session,) = [s for s in store.select_sessions() if s.source == "cli"]
         return session, user_texts(store.messages(session.id))
 
 
 def test_handoff_into_a_new_topic_continues_there_and_back_on_the_cli(
-    tmp_path: Path, model: OpenAIStandIn, telegram: TelegramStandIn
+    tmp_path: Path, model: OpenAIStandIn, telegram: TelegramStandIn, backend_url: str
 ) -> None:
+    """On each store backend (``store.url``: a SQLite file, a PostgreSQL database)."""
     home = tmp_path / "home"
-    configure(home, model, telegram)
+    configure(home, model, telegram, store={"url": backend_url})
     alice = telegram.user("Alice")
     group = telegram.supergroup(-100500, "Team", forum=True)
     model.add(Reply(text="Sure, the plan is ready."))
@@ -108,12 +118,16 @@ def test_handoff_into_a_new_topic_continues_there_and_back_on_the_cli(
         assert telegram.wait_for_sent(count + 1)[count]["text"] == "Continuing in the topic."
         assert gateway.terminate() == 0
     assert "Traceback" not in gateway.log_text()
-    session, texts = the_session(home)
+    assert not (home / "state.db").exists()  # everything went to the configured store
+    session, texts = session_in(backend_url)
     assert session.title == title and session.ended_at is None
     assert texts[0] == "plan the release" and texts[-1] == "what next?"
     assert session.source == "cli" and session.thread_id == str(topic)
-    with SessionStore.open(home) as store:
-        assert store.handoffs.get(session.id).state == "completed"  # type: ignore[union-attr]
+    with open_url(backend_url, host=PluginHost()) as store:
+        handoff = store.handoffs.get(session.id)
+        assert handoff is not None and handoff.state == "completed"
+        route = store.routing.route(session.session_key or "")
+        assert route is not None and route.session_id == session.id
     # hermes -r TITLE continues where the platform stopped.
     again = chat(tmp_path, model, "-r", title)
     say(again, "and now?")
@@ -121,7 +135,7 @@ def test_handoff_into_a_new_topic_continues_there_and_back_on_the_cli(
     say(again, "/exit")
     again.expect(pexpect.EOF)
     again.close()
-    assert the_session(home)[1][-1] == "and now?"
+    assert session_in(backend_url)[1][-1] == "and now?"
 
 
 def test_no_topic_possible_falls_back_to_the_home_chat(
