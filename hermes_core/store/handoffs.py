@@ -8,10 +8,11 @@ a handoff and a waiter that gives up never cancels one already claimed. A ``comp
 ``failed`` row no longer blocks anything: a new request replaces it (a failed handoff can be
 retried).
 
-This module holds the :class:`Handoff` record, the row encoding every backend shares and the
-SQLite facet (:attr:`SessionStore.handoffs <hermes_core.store.SessionStore.handoffs>`, the
+This module holds the :class:`Handoff` record, the row encoding, :class:`HandoffRows` — every
+transition, written once over a backend's few ``state_meta`` primitives — and the SQLite facet
+over it (:attr:`SessionStore.handoffs <hermes_core.store.SessionStore.handoffs>`, the
 protocol's :class:`~hermes_core.store.protocol.HandoffTable`); the PostgreSQL one lives in the
-``hermes-store-postgres`` plugin and keeps the same rows.
+``hermes-store-postgres`` plugin, over the same class and rows.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Literal
 
@@ -43,50 +46,67 @@ class Handoff:
     error: str | None = None
 
 
-class HandoffRegistry:
-    """The handoff facet of the SQLite store: compare-and-set operations on the handoff rows
-    of one connection."""
+class HandoffRows(ABC):
+    """The handoff facet's operations (``HandoffTable``) over a backend's ``state_meta``
+    primitives. A backend says how to read, write and delete one key, how to list the keys of
+    a prefix, and what one compare-and-set transaction is (:meth:`_exclusive`): inside it, every
+    read sees what other connections committed and no other writer of handoffs gets in."""
 
-    def __init__(self, connection: sqlite3.Connection) -> None:
-        self._db = connection
+    @abstractmethod
+    def _exclusive(self) -> AbstractContextManager[object]:
+        """One transaction no other handoff writer interleaves with; commits at the end."""
+
+    @abstractmethod
+    def _value(self, key: str) -> str | None:
+        """The value of ``key``, if set."""
+
+    @abstractmethod
+    def _values(self, prefix: str) -> dict[str, str]:
+        """Every key starting with ``prefix`` and its value."""
+
+    @abstractmethod
+    def _put(self, key: str, value: str) -> None:
+        """Set ``key`` (insert or replace)."""
+
+    @abstractmethod
+    def _drop(self, key: str) -> None:
+        """Delete ``key``."""
+
+    def _idle_poll_may_skip(self) -> bool:
+        """Whether a plain read outside a transaction shows what is committed now (so an idle
+        :meth:`claim` can answer without taking the lock)."""
+        return True
 
     def get(self, session_id: str) -> Handoff | None:
         """The handoff of ``session_id``, if one was ever asked."""
-        row = self._db.execute(
-            "SELECT value FROM state_meta WHERE key = ?", (HANDOFF_PREFIX + session_id,)
-        ).fetchone()
-        return None if row is None else decode_handoff(session_id, row[0])
+        value = self._value(HANDOFF_PREFIX + session_id)
+        return None if value is None else decode_handoff(session_id, value)
 
     def request(self, session_id: str, platform: str, *, now: float | None = None) -> bool:
         """Mark ``session_id`` pending for ``platform``; False when one is already pending or
         running (nothing is changed then)."""
         moment = time.time() if now is None else now
-        with write_transaction(self._db) as db:
-            current = _read(db, session_id)
+        with self._exclusive():
+            current = self.get(session_id)
             if current is not None and current.state in ACTIVE_STATES:
                 return False
-            _write(db, Handoff(session_id, platform, "pending", moment))
+            self._write(Handoff(session_id, platform, "pending", moment))
         return True
 
     def claim(self, platforms: list[str]) -> Handoff | None:
         """Take the oldest pending handoff for one of ``platforms`` (pending → running); None
         when there is none. Atomic: a handoff is claimed by one gateway only."""
-        idle = not self._db.in_transaction and not any(
-            h.state == "pending" and h.platform in platforms for h in _all(self._db)
-        )
-        if idle:
-            # The gateway polls every second: a plain (autocommit, so current) read first, so
-            # an idle poll never takes the write lock the gateway's turns are waiting for.
+        if self._idle_poll_may_skip() and self._oldest_pending(platforms) is None:
+            # The gateway polls every second: an idle poll is a plain read and never takes the
+            # lock (on SQLite, the write lock the gateway's turns are waiting for).
             return None
-        with write_transaction(self._db) as db:
-            for current in sorted(_all(db), key=lambda h: h.requested_at):
-                if current.state == "pending" and current.platform in platforms:
-                    claimed = Handoff(
-                        current.session_id, current.platform, "running", current.requested_at
-                    )
-                    _write(db, claimed)
-                    return claimed
-        return None
+        with self._exclusive():
+            current = self._oldest_pending(platforms)
+            if current is None:
+                return None  # another gateway was first
+            claimed = Handoff(current.session_id, current.platform, "running", current.requested_at)
+            self._write(claimed)
+        return claimed
 
     def complete(self, session_id: str) -> bool:
         """running → completed; whether the row was running."""
@@ -100,53 +120,92 @@ class HandoffRegistry:
     def cancel(self, session_id: str) -> bool:
         """Withdraw a request nobody claimed (the waiter timed out): pending → no row. False
         when a gateway claimed it meanwhile (the waiter keeps waiting then)."""
-        with write_transaction(self._db) as db:
-            current = _read(db, session_id)
+        with self._exclusive():
+            current = self.get(session_id)
             if current is None or current.state != "pending":
                 return False
-            db.execute("DELETE FROM state_meta WHERE key = ?", (HANDOFF_PREFIX + session_id,))
+            self._drop(HANDOFF_PREFIX + session_id)
         return True
 
     def reclaim_stale(self, platforms: list[str]) -> list[str]:
         """At gateway start: handoffs of ``platforms`` left ``running`` by a gateway that died
         are pending again; their session ids."""
         reclaimed: list[str] = []
-        with write_transaction(self._db) as db:
-            for current in _all(db):
+        with self._exclusive():
+            for current in self._all():
                 if current.state == "running" and current.platform in platforms:
-                    _write(
-                        db,
-                        Handoff(
-                            current.session_id, current.platform, "pending", current.requested_at
-                        ),
+                    pending = Handoff(
+                        current.session_id, current.platform, "pending", current.requested_at
                     )
+                    self._write(pending)
                     reclaimed.append(current.session_id)
         return reclaimed
 
     def remember_home_participant(self, platform: str, chat_type: str, user_id: str | None) -> None:
         """What ``/sethome`` knew besides the chat: its type and who sent it, so a handoff
         to the home channel itself lands on the key that person's messages there use."""
-        value = encode_home_participant(chat_type, user_id)
-        with write_transaction(self._db) as db:
-            db.execute(
-                "INSERT OR REPLACE INTO state_meta(key, value) VALUES (?, ?)",
-                (HOME_PARTICIPANT_PREFIX + platform, value),
+        with self._exclusive():
+            self._put(
+                HOME_PARTICIPANT_PREFIX + platform, encode_home_participant(chat_type, user_id)
             )
 
     def home_participant(self, platform: str) -> tuple[str, str | None]:
         """(chat type, user id) of the platform's ``/sethome``; ("group", None) when unknown."""
-        row = self._db.execute(
-            "SELECT value FROM state_meta WHERE key = ?", (HOME_PARTICIPANT_PREFIX + platform,)
-        ).fetchone()
-        return decode_home_participant(None if row is None else row[0])
+        return decode_home_participant(self._value(HOME_PARTICIPANT_PREFIX + platform))
 
     def _finish(self, session_id: str, state: HandoffState, error: str | None) -> bool:
-        with write_transaction(self._db) as db:
-            current = _read(db, session_id)
+        with self._exclusive():
+            current = self.get(session_id)
             if current is None or current.state != "running":
                 return False
-            _write(db, Handoff(session_id, current.platform, state, current.requested_at, error))
+            self._write(Handoff(session_id, current.platform, state, current.requested_at, error))
         return True
+
+    def _all(self) -> list[Handoff]:
+        return [
+            decode_handoff(key[len(HANDOFF_PREFIX) :], value)
+            for key, value in self._values(HANDOFF_PREFIX).items()
+        ]
+
+    def _oldest_pending(self, platforms: list[str]) -> Handoff | None:
+        waiting = [h for h in self._all() if h.state == "pending" and h.platform in platforms]
+        return min(waiting, key=lambda h: h.requested_at, default=None)
+
+    def _write(self, handoff: Handoff) -> None:
+        self._put(HANDOFF_PREFIX + handoff.session_id, encode_handoff(handoff))
+
+
+class HandoffRegistry(HandoffRows):
+    """The handoff facet of the SQLite store, on one connection: a compare-and-set is one
+    ``BEGIN IMMEDIATE`` transaction (SQLite's one writer at a time)."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._db = connection
+
+    def _exclusive(self) -> AbstractContextManager[object]:
+        return write_transaction(self._db)
+
+    def _idle_poll_may_skip(self) -> bool:
+        return not self._db.in_transaction  # an open read transaction would show an old state
+
+    def _value(self, key: str) -> str | None:
+        row = self._db.execute("SELECT value FROM state_meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def _values(self, prefix: str) -> dict[str, str]:
+        after_prefix = prefix[:-1] + chr(ord(prefix[-1]) + 1)  # a key range: the index serves it
+        rows = self._db.execute(
+            "SELECT key, value FROM state_meta WHERE key >= ? AND key < ?", (prefix, after_prefix)
+        )
+        return {str(key): str(value) for key, value in rows}
+
+    def _put(self, key: str, value: str) -> None:
+        self._db.execute(
+            "INSERT OR REPLACE INTO state_meta(key, value) VALUES (?, ?)", (key, value)
+        )
+
+    def _drop(self, key: str) -> None:
+        self._db.execute("DELETE FROM state_meta WHERE key = ?", (key,))
 
 
 def failure_reason(reason: str) -> str:
@@ -188,25 +247,3 @@ def decode_home_participant(value: str | None) -> tuple[str, str | None]:
         return "group", None
     data = json.loads(value)
     return str(data.get("chat_type") or "group"), data.get("user_id")
-
-
-def _read(db: sqlite3.Connection, session_id: str) -> Handoff | None:
-    row = db.execute(
-        "SELECT value FROM state_meta WHERE key = ?", (HANDOFF_PREFIX + session_id,)
-    ).fetchone()
-    return None if row is None else decode_handoff(session_id, row[0])
-
-
-def _all(db: sqlite3.Connection) -> list[Handoff]:
-    rows = db.execute(
-        "SELECT key, value FROM state_meta WHERE key >= ? AND key < ?",
-        (HANDOFF_PREFIX, HANDOFF_PREFIX[:-1] + ";"),
-    ).fetchall()
-    return [decode_handoff(key[len(HANDOFF_PREFIX) :], value) for key, value in rows]
-
-
-def _write(db: sqlite3.Connection, handoff: Handoff) -> None:
-    db.execute(
-        "INSERT OR REPLACE INTO state_meta(key, value) VALUES (?, ?)",
-        (HANDOFF_PREFIX + handoff.session_id, encode_handoff(handoff)),
-    )

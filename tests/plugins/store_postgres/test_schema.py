@@ -16,6 +16,30 @@ from hermes_core.search import session_search
 from hermes_core.store.backends import open_url
 from hermes_core.store.errors import StoreTooNew
 
+SESSION = "20260101_000000_aaaaaa"
+PHRASE_MESSAGES = (
+    f"('{SESSION}', 'user', 'the deploy will roll back tonight', 2), "
+    f"('{SESSION}', 'user', 'roll the deploy back', 3)"
+)
+
+
+def old_store(postgres_url: str, cluster: Cluster, version: int, messages: str) -> str:
+    """Make the database a store at schema ``version`` holding one session with ``messages``
+    (the ``VALUES`` rows of ``(session_id, role, content, timestamp)``); the database's name."""
+    name = postgres_url.rsplit("/", 1)[1]
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        migrate(db, "test", target=version)
+    cluster.sql(
+        "INSERT INTO sessions (id, source, started_at, last_active_at) "
+        f"VALUES ('{SESSION}', 'cli', 1, 1)",
+        database=name,
+    )
+    cluster.sql(
+        f"INSERT INTO messages (session_id, role, content, timestamp) VALUES {messages}",
+        database=name,
+    )
+    return name
+
 
 def test_a_new_database_gets_the_extension_the_tables_and_a_version(
     postgres_cluster: Cluster,
@@ -67,34 +91,28 @@ def test_a_store_written_by_a_newer_version_is_refused(
 def test_a_version_1_store_gets_the_phrase_pair_index_and_its_phrases_are_still_found(
     postgres_url: str, postgres_cluster: Cluster
 ) -> None:
-    name = postgres_url.rsplit("/", 1)[1]
-    with psycopg.connect(postgres_url, autocommit=True) as db:
-        migrate(db, "test", target=1)
-    postgres_cluster.sql(
-        "INSERT INTO sessions (id, source, started_at, last_active_at) "
-        "VALUES ('20260101_000000_aaaaaa', 'cli', 1, 1)",
-        database=name,
-    )
-    postgres_cluster.sql(
-        "INSERT INTO messages (session_id, role, content, timestamp) VALUES "
-        "('20260101_000000_aaaaaa', 'user', 'the deploy will roll back tonight', 2), "
-        "('20260101_000000_aaaaaa', 'user', 'roll the deploy back', 3)",
-        database=name,
-    )
+    name = old_store(postgres_url, postgres_cluster, 1, PHRASE_MESSAGES)
     store = open_url(postgres_url, host=PluginHost())
     try:
         sql = postgres_cluster.sql
         assert sql("SELECT version FROM hermes_schema_version", database=name) == str(
             SCHEMA_VERSION
         )
-        assert sql(
-            "SELECT count(*) FROM pg_indexes WHERE indexname = 'idx_messages_pairs'", database=name
-        ) == "1"
-        assert sql(
-            "SELECT array(SELECT DISTINCT unnest(hermes_word_pairs(search_words)) ORDER BY 1) "
-            "FROM messages ORDER BY id LIMIT 1",
-            database=name,
-        ) == "{\"back tonight\",\"deploy will\",\"roll back\",\"the deploy\",\"will roll\"}"
+        assert (
+            sql(
+                "SELECT count(*) FROM pg_indexes WHERE indexname = 'idx_messages_pairs'",
+                database=name,
+            )
+            == "1"
+        )
+        assert (
+            sql(
+                "SELECT array(SELECT DISTINCT unnest(hermes_word_pairs(search_words)) ORDER BY 1) "
+                "FROM messages ORDER BY id LIMIT 1",
+                database=name,
+            )
+            == '{"back tonight","deploy will","roll back","the deploy","will roll"}'
+        )
         found = session_search(store, query='"roll back"')
         assert [r["match_message_id"] for r in found["results"]] == [1]
         assert session_search(store, query='"back roll"')["count"] == 0
@@ -112,21 +130,8 @@ def test_a_version_1_store_gets_the_phrase_pair_index_and_its_phrases_are_still_
 def test_a_version_2_store_writes_its_pair_index_through_and_keeps_finding_phrases(
     postgres_url: str, postgres_cluster: Cluster
 ) -> None:
-    name = postgres_url.rsplit("/", 1)[1]
+    name = old_store(postgres_url, postgres_cluster, 2, PHRASE_MESSAGES)
     sql = postgres_cluster.sql
-    with psycopg.connect(postgres_url, autocommit=True) as db:
-        migrate(db, "test", target=2)
-    sql(
-        "INSERT INTO sessions (id, source, started_at, last_active_at) "
-        "VALUES ('20260101_000000_aaaaaa', 'cli', 1, 1)",
-        database=name,
-    )
-    sql(
-        "INSERT INTO messages (session_id, role, content, timestamp) VALUES "
-        "('20260101_000000_aaaaaa', 'user', 'the deploy will roll back tonight', 2), "
-        "('20260101_000000_aaaaaa', 'user', 'roll the deploy back', 3)",
-        database=name,
-    )
     sql("CREATE EXTENSION pgstattuple", database=name)
     pending = "SELECT pending_tuples FROM pgstatginindex('idx_messages_pairs')"
     assert sql(pending, database=name) == "2"  # waiting in the pending list
@@ -141,9 +146,9 @@ def test_a_version_2_store_writes_its_pair_index_through_and_keeps_finding_phras
         assert sql(pending, database=name) == "0"
         assert sql(options % "idx_messages_words", database=name) == ""
         # Found through the index alone (two-word phrases) and through the positions (three).
-        assert [r["match_message_id"] for r in session_search(store, query='"roll back"')[
-            "results"
-        ]] == [1]
+        assert [
+            r["match_message_id"] for r in session_search(store, query='"roll back"')["results"]
+        ] == [1]
         assert session_search(store, query='"back roll"')["count"] == 0
         assert session_search(store, query='"will roll back"')["count"] == 1
         assert session_search(store, query='"deploy roll back"')["count"] == 0
@@ -161,22 +166,15 @@ def test_a_version_2_store_writes_its_pair_index_through_and_keeps_finding_phras
 def test_a_version_3_store_gets_the_conversation_word_index_and_roles_still_filter(
     postgres_url: str, postgres_cluster: Cluster
 ) -> None:
-    name = postgres_url.rsplit("/", 1)[1]
-    sql = postgres_cluster.sql
-    with psycopg.connect(postgres_url, autocommit=True) as db:
-        migrate(db, "test", target=3)
-    sql(
-        "INSERT INTO sessions (id, source, started_at, last_active_at) "
-        "VALUES ('20260101_000000_aaaaaa', 'cli', 1, 1)",
-        database=name,
-    )
-    sql(
-        "INSERT INTO messages (session_id, role, content, timestamp) VALUES "
+    name = old_store(
+        postgres_url,
+        postgres_cluster,
+        3,
         "('20260101_000000_aaaaaa', 'user', 'why is the deploy slow', 2), "
         "('20260101_000000_aaaaaa', 'tool', 'INFO deploy step 3 of 9', 3), "
         "('20260101_000000_aaaaaa', 'assistant', 'the info says step 3 hangs', 4)",
-        database=name,
     )
+    sql = postgres_cluster.sql
     store = open_url(postgres_url, host=PluginHost())
     try:
         assert sql("SELECT version FROM hermes_schema_version", database=name) == "4"
