@@ -48,6 +48,7 @@ WORD_SEPARATORS = "[^[:alnum:]]+"
 """The PostgreSQL regular expression of what separates words in the index."""
 _WORD = re.compile(r"[^\W_]+")
 _OPERATORS = frozenset({"AND", "OR", "NOT"})
+_SINGLE_TERM = re.compile(r"'[^']+'(:\*)?")
 _BAREWORD = re.compile(r"[\w\u0080-\U0010ffff]+\*?")
 
 
@@ -68,6 +69,11 @@ class QueryTerms:
     ``that`` stands at some position and ``will`` at the next (the pairs are read off the
     positions ``<->`` checks), so such a query needs no second look at the positions. (Past
     the 16,383rd word PostgreSQL stops counting positions; there neither is exact.)"""
+
+    @property
+    def single_term(self) -> bool:
+        """Whether the query is one word or one prefix (no phrase, operator or group)."""
+        return _SINGLE_TERM.fullmatch(self.tsquery) is not None
 
 
 def _lexemes(text: str, prefix: bool) -> tuple[str, list[tuple[str, bool]]]:

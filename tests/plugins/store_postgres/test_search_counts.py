@@ -54,3 +54,34 @@ def test_the_probe_s_matches_rank_as_a_fresh_match_would(postgres_url: str) -> N
         assert [row[0] for row in fresh] and len(fresh) == 1
     finally:
         store.close()
+
+
+def test_the_planner_s_estimate_answers_only_for_frequent_single_words(postgres_url: str) -> None:
+    """Frequent single words (and prefixes) are answered from the planner's statistics; a word
+    the statistics do not list, and anything combined, is counted — so a rare word's answer is
+    never the planner's guess for unlisted words (which here is 10 of the 2,000 messages)."""
+    store = open_url(postgres_url, host=PluginHost())
+    try:
+        session = store.create_session("cli")
+        texts = [f"everywhere filler{n % 7}" for n in range(2000)]
+        texts[5] += " once"
+        texts[9] += " twice"
+        texts[11] += " twice"
+        store.append_messages(session.id, [Message("user", text) for text in texts])
+        store.lifecycle.optimize()  # VACUUM ANALYZE: the planner now has statistics
+        index = store.search_index
+        assert index.more_matches_than("everywhere", 100)
+        assert index.more_matches_than("everyw*", 100)
+        assert index.more_matches_than("filler3", 100)  # 286 matches
+        assert not index.more_matches_than("filler3", 300)
+        assert not index.more_matches_than("once", 1)
+        assert index.more_matches_than("twice", 1)
+        assert not index.more_matches_than("twice", 2)
+        assert not index.more_matches_than("everywhere once", 1)  # combined: counted
+        assert not index.more_matches_than("nowhere*", 0)
+        assert [row[0] for row in index.ranked_matches("twice", 10)] == [
+            row[0] for row in index.ranked_matches("twice", 10)
+        ]
+        assert len(index.ranked_matches("twice", 10)) == 2
+    finally:
+        store.close()
