@@ -2,17 +2,44 @@
 SessionFilter` as one parameterised condition over ``sessions`` aliased ``s``.
 
 Every store method that takes a filter (listing, export, prune, archive, browse) builds its
-statement with :func:`build_where`; another backend translates the same filter its own way.
+statement with :func:`build_where`. Another backend passes its own :class:`SelectionDialect`
+for the few parts SQL dialects write differently (the PostgreSQL store does).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
+
+
+@dataclass(frozen=True, slots=True)
+class SelectionDialect:
+    """What a backend's SQL writes its own way in a selection's condition."""
+
+    mark: str
+    """The parameter placeholder."""
+    contains: str
+    """True when ``{part}`` occurs in ``{text}``, taken literally (no wildcards)."""
+    ids: Callable[[Sequence[str]], tuple[str, object]]
+    """The condition "``s.id`` is one of these ids" (any number of them; ``?`` for the one
+    parameter) and that parameter."""
+    always: str
+    """The condition of an empty filter."""
+
+
+SQLITE = SelectionDialect(
+    mark="?",
+    contains="instr({text}, {part}) > 0",
+    # One JSON parameter instead of one per id: no limit on how many ids are selected.
+    ids=lambda ids: ("s.id IN (SELECT value FROM json_each(?))", json.dumps(list(ids))),
+    always="1",
+)
 
 _EXACT_COLUMNS = {
     "source": "s.source",
@@ -39,10 +66,12 @@ _MEASURES = {
 expressions. A session without any cost never matches a cost bound (NULL compares false)."""
 
 
-def build_where(selection: SessionFilter) -> tuple[str, list[object]]:
+def build_where(
+    selection: SessionFilter, dialect: SelectionDialect = SQLITE
+) -> tuple[str, list[object]]:
     """One parameterised SQL condition over ``sessions`` aliased ``s`` (AND of every set field).
 
-    An empty filter gives ``"1"`` and no parameters.
+    An empty filter gives ``dialect.always`` and no parameters.
     """
     conditions: list[str] = []
     params: list[object] = []
@@ -62,8 +91,8 @@ def build_where(selection: SessionFilter) -> tuple[str, list[object]]:
     for name, column in _SUBSTRING_COLUMNS.items():
         value = getattr(selection, name)
         if value is not None:
-            # instr() takes the text literally: % and _ in a title are no wildcards.
-            add(f"instr(lower({column}), lower(?)) > 0", value)
+            # Taken literally: % and _ in a title are no wildcards.
+            add(dialect.contains.format(text=f"lower({column})", part="lower(?)"), value)
     if selection.cwd is not None:
         directory = _without_trailing_slash(selection.cwd)
         prefix = directory + "/" if directory != "/" else "/"
@@ -71,7 +100,7 @@ def build_where(selection: SessionFilter) -> tuple[str, list[object]]:
     if selection.workspace is not None:
         # The folder-name rule needs no clause of its own: a path contains its last folder name.
         fragment = _without_trailing_slash(os.path.expanduser(selection.workspace))
-        add("instr(coalesce(s.git_repo_root, s.cwd), ?) > 0", fragment)
+        add(dialect.contains.format(text="coalesce(s.git_repo_root, s.cwd)", part="?"), fragment)
     for measure, expression in _MEASURES.items():
         low = getattr(selection, f"min_{measure}")
         high = getattr(selection, f"max_{measure}")
@@ -86,11 +115,11 @@ def build_where(selection: SessionFilter) -> tuple[str, list[object]]:
     if not selection.include_delegates:
         add("(s.parent_kind IS NULL OR s.parent_kind != 'delegate')")
     if selection.session_ids is not None:
-        # One JSON parameter instead of one per id: no limit on how many ids are selected.
-        add("s.id IN (SELECT value FROM json_each(?))", json.dumps(list(selection.session_ids)))
+        add(*dialect.ids(selection.session_ids))
     if not conditions:
-        return "1", []
-    return " AND ".join(conditions), params
+        return dialect.always, []
+    where = " AND ".join(conditions)  # no condition holds a literal "?": every value is a mark
+    return (where if dialect.mark == "?" else where.replace("?", dialect.mark)), params
 
 
 def _without_trailing_slash(path: str) -> str:
