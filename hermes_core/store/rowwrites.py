@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from hermes_hookspecs import Message, ParentKind
@@ -97,21 +97,29 @@ def insert_session(
         if "FOREIGN KEY" in str(error):
             raise SessionNotFound(f"no session {parent_session_id}") from error
         raise
-    if parent_session_id is not None and parent_kind in ("compression", "branch"):
-        take_over_route(db, parent_session_id, session_id, started)
+    if parent_session_id is not None and parent_kind in ROUTE_FOLLOWING_KINDS:
+        take_over_route(db.execute, parent_session_id, session_id, started)
     return session_id
 
 
-def take_over_route(db: sqlite3.Connection, parent_id: str, child_id: str, now: float) -> None:
+ROUTE_FOLLOWING_KINDS = frozenset({"compression", "branch"})
+"""Children a gateway chat follows: the conversation goes on in them (a delegate does not)."""
+
+
+def take_over_route(
+    execute: Callable[[str, Sequence[Any]], Any], parent_id: str, child_id: str, now: float
+) -> None:
     """A compression continuation or ``/branch`` child of a session a gateway chat is routed
     to becomes that chat's session, in the transaction that creates it (SPEC G4): the routing
-    row moves to the child and the child carries the key and chat identity."""
-    moved = db.execute(
+    row moves to the child and the child carries the key and chat identity. ``execute`` runs
+    one statement written with ``?`` marks on the backend's connection (every backend's
+    ``insert_session`` calls this)."""
+    moved = execute(
         "UPDATE gateway_routing SET session_id = ?, updated_at = ? WHERE session_id = ?",
         (child_id, now, parent_id),
     ).rowcount
     if moved:
-        db.execute(
+        execute(
             "UPDATE sessions SET "
             "session_key = coalesce(session_key, (SELECT session_key FROM sessions WHERE id = ?)), "
             "chat_id = coalesce(chat_id, (SELECT chat_id FROM sessions WHERE id = ?)), "

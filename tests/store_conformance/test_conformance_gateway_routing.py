@@ -147,3 +147,27 @@ def test_a_user_turn_carrying_the_platform_message_id_counts_as_delivered(store:
     store.append_messages(session.id, [Message("user", "hi", platform_message_id="m-2")])
     assert table.delivered(KEY, "m-2") == session.id
     assert table.delivered("agent:main:webhook:dm:chat-2", "m-2") is None
+
+
+def test_a_compression_continuation_or_branch_takes_over_the_route(store: Store) -> None:
+    """SPEC G4: the chat goes on in the child, so its routing row moves there in the
+    transaction that creates it, and the child carries the key and chat identity."""
+    table = store.routing
+    session = table.create_routed_session(KEY, ORIGIN, now=100.0)
+    store.append_message(session.id, Message("user", "a long chat"))
+    child = store.continue_after_compression(session.id)
+    route = table.route(KEY)
+    assert route is not None and route.session_id == child.id
+    assert (child.session_key, child.chat_id, child.chat_type, child.user_id) == (
+        KEY, "chat-1", "dm", "u1",
+    )  # fmt: skip
+    branch = store.create_session(
+        "webhook", parent_session_id=child.id, parent_kind="branch", title="a branch"
+    )
+    route = table.route(KEY)
+    assert route is not None and route.session_id == branch.id
+    assert store.get_session(branch.id).session_key == KEY
+    # A delegate (a side task) leaves the chat where it is.
+    store.create_session("webhook", parent_session_id=branch.id, parent_kind="delegate")
+    route = table.route(KEY)
+    assert route is not None and route.session_id == branch.id

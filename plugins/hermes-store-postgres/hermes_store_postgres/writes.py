@@ -18,7 +18,7 @@ from hermes_hookspecs import Message, ParentKind
 from hermes_core.store.errors import InvalidTitle, SessionNotFound, TitleInUse
 from hermes_core.store.ids import new_session_id
 from hermes_core.store.rows import tool_calls_to_json
-from hermes_core.store.rowwrites import CREATABLE_FIELDS
+from hermes_core.store.rowwrites import CREATABLE_FIELDS, ROUTE_FOLLOWING_KINDS, take_over_route
 from hermes_core.store.titles import (
     MAX_TITLE_LENGTH,
     cut_title,
@@ -105,6 +105,13 @@ def insert_session(
         raise ValueError(f"a session with id {session_id} already exists") from None
     except psycopg.errors.ForeignKeyViolation:
         raise SessionNotFound(f"no session {parent_session_id}") from None
+    if parent_session_id is not None and parent_kind in ROUTE_FOLLOWING_KINDS:
+        take_over_route(
+            lambda sql, params: db.execute(sql.replace("?", "%s"), params),
+            parent_session_id,
+            session_id,
+            started,
+        )
     return session_id
 
 
