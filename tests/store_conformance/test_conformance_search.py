@@ -92,3 +92,12 @@ def test_browse_lists_recent_sessions_and_the_picker_matches_titles_and_text(sto
         (newer, "content")
     ]
     assert browse_rows(store, "zebra") == []
+
+
+def test_a_cjk_query_naming_a_title_surfaces_that_session(store: Store) -> None:
+    named = _talk(store, "量子纠缠实验", "hello", "hi")
+    other = _talk(store, None, "量子纠缠 is in this message")
+    payload = session_search(store, query="量子纠缠")
+    assert [r["session_id"] for r in payload["results"]] == [named, other]
+    assert payload["results"][0]["matched"] == "title"
+    assert payload["results"][0]["snippet"] == f"title: {MATCH_START}量子纠缠{MATCH_END}实验"
