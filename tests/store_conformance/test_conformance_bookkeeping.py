@@ -4,6 +4,7 @@ facet prune and archive run on."""
 from __future__ import annotations
 
 import dataclasses
+import time
 
 import pytest
 from conformance_types import EventLog
@@ -250,3 +251,65 @@ def test_a_whole_foreign_database_is_mapped_refreshed_and_undone(store: Store) -
     assert imports.discard_run("/agent/state.db", "hermes-agent", run) == 2
     assert imports.imported_sessions("hermes-agent") == {}
     assert not imports.session_exists(parent)
+
+
+def _idle_session(store: Store, *, days: float, ended: bool = True, **fields: object) -> str:
+    """A session started and last active ``days`` ago, with one exchange."""
+    moment = time.time() - days * 86_400
+    session = store.create_session("cli", started_at=moment, **fields)  # type: ignore[arg-type]
+    store.append_messages(
+        session.id,
+        [Message("user", "hello", timestamp=moment), Message("assistant", "hi", timestamp=moment)],
+    )
+    if ended:
+        store.end_session(session.id, "user_exit", ended_at=moment)
+    return session.id
+
+
+def test_the_automatic_clean_up_prunes_once_per_interval_and_archives_alone(
+    store: Store,
+) -> None:
+    from hermes_core.config import Config
+    from hermes_core.lifecycle.autoclean import run_auto_clean
+
+    prune_on = Config({"sessions.auto_prune": True, "sessions.vacuum_after_prune": False})
+    _idle_session(store, days=120)
+    _idle_session(store, days=120, archived=1)
+    old_pinned = _idle_session(store, days=120, pinned=1)
+    recent = _idle_session(store, days=10)
+    running = _idle_session(store, days=300, ended=False)
+    assert run_auto_clean(store, Config(), now=time.time()).skipped == "disabled"
+    now = time.time()
+    first = run_auto_clean(store, prune_on, now=now)
+    assert first.ran and first.pruned == 2 and first.error is None
+    assert {s.id for s in store.select_sessions(SessionFilter(include_archived=True))} == {
+        old_pinned, recent, running,
+    }  # fmt: skip
+    stamps = state.read(store.lifecycle, [state.LAST_AUTO_PRUNE, state.LOCK])
+    assert state.as_time(stamps[state.LAST_AUTO_PRUNE]) == pytest.approx(now)
+    assert state.LOCK not in stamps
+    late = _idle_session(store, days=200)
+    assert run_auto_clean(store, prune_on, now=now + 23 * 3600).skipped == "not due"
+    later = run_auto_clean(store, prune_on, now=now + 25 * 3600)
+    assert later.ran and later.pruned == 1
+    assert late not in {s.id for s in store.select_sessions()}
+    assert state.load_record(store.lifecycle).last_auto_prune_removed == 1
+
+    archive_on = Config({"sessions.auto_archive": True, "sessions.auto_archive_idle_days": 14})
+    stale = _idle_session(store, days=20)
+    stale_pinned = _idle_session(store, days=20, pinned=1)
+    swept = run_auto_clean(store, archive_on)
+    assert swept.ran and swept.archived == 1 and swept.pruned == 0
+    assert store.get_session(stale).archived and not store.get_session(stale_pinned).archived
+    assert not store.get_session(recent).archived
+    assert state.load_record(store.lifecycle).last_auto_archive is not None
+
+
+def test_a_vacuum_reports_sizes_and_is_recorded(store: Store) -> None:
+    from hermes_core.lifecycle.vacuum import vacuum
+
+    doomed = _idle_session(store, days=5)
+    store.delete_session(doomed)
+    before, after = vacuum(store.lifecycle)
+    assert before > 0 and after > 0
+    assert state.load_record(store.lifecycle).last_vacuum is not None
