@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from pathlib import Path
 
 import pytest
 from conformance_types import EventLog
@@ -313,3 +314,84 @@ def test_a_vacuum_reports_sizes_and_is_recorded(store: Store) -> None:
     before, after = vacuum(store.lifecycle)
     assert before > 0 and after > 0
     assert state.load_record(store.lifecycle).last_vacuum is not None
+
+
+def test_a_hermes_agent_store_is_imported_with_its_lineage_routes_and_once(
+    store: Store, tmp_path: Path
+) -> None:
+    """The whole database import end to end (``hermes sessions import --from hermes-agent``)."""
+    import json
+
+    from hermes_import_hermes_agent.importer import HermesAgentImporter
+    from importing.hermes_agent.agent_stores import (
+        BRANCH,
+        CONTINUATION,
+        DELEGATE,
+        ROOT,
+        SYSTEM_PROMPT,
+        T0,
+        TELEGRAM,
+        TIP,
+        sample_store,
+    )  # fmt: skip
+
+    from hermes_core.importing import FileStatus, ImportRun
+    from hermes_core.search import session_search
+    from hermes_core.store.routing import RouteRecord
+
+    sample, _ = sample_store(tmp_path / "agent.db", 30)
+    outcome = ImportRun(store).import_file(sample.path, HermesAgentImporter())
+    assert outcome.status is FileStatus.IMPORTED, outcome.detail
+    assert sorted(s.session_id for s in outcome.sessions) == sorted(sample.session_ids)
+    assert outcome.routes_added == 1
+    root = store.get_session(ROOT)
+    assert (root.title, root.system_prompt, root.end_reason) == (
+        "my project", SYSTEM_PROMPT, "compression",
+    )  # fmt: skip
+    assert (store.get_session(CONTINUATION).title, store.get_session(TIP).title) == (
+        "my project #2", "my project #3",
+    )  # fmt: skip
+    assert store.resolve("my project") == TIP
+    assert store.get_session(DELEGATE).parent_kind == "delegate"
+    assert store.get_session(BRANCH).parent_kind == "branch"
+    assert store.get_session(TELEGRAM).pinned
+    assert store.messages(TELEGRAM)[0].platform_message_id == "9001"
+    assert store.routing.records() == [
+        RouteRecord(
+            "agent:main:telegram:dm:42", TELEGRAM, "telegram",
+            json.dumps({"platform": "telegram", "chat_id": "42", "user_id": "555"}), T0 + 86000,
+        )
+    ]  # fmt: skip
+    for query, expected in (("数据库迁移", ROOT), ("rollback", CONTINUATION), ("東京", TELEGRAM)):
+        found = session_search(store, query=query)
+        assert [r["session_id"] for r in found["results"]][:1] == [expected], query
+
+    def everything() -> tuple[object, ...]:
+        every = store.select_sessions(SessionFilter(include_archived=True))
+        return every, [store.messages(s.id) for s in every], store.routing.records()
+
+    before = everything()
+    again = ImportRun(store).import_file(sample.path, HermesAgentImporter())
+    assert again.status is FileStatus.UNCHANGED
+    assert (again.sessions, again.appended, again.routes_added) == ([], [], 0)
+    assert everything() == before
+
+
+def test_a_hermes_agent_import_keeps_the_route_this_store_has_for_a_chat(
+    store: Store, tmp_path: Path
+) -> None:
+    from hermes_import_hermes_agent.importer import HermesAgentImporter
+    from importing.hermes_agent.agent_stores import sample_store
+
+    from hermes_core.importing import ImportRun
+    from hermes_core.store.routing import RouteRecord
+
+    mine = store.create_session("telegram", title="live chat")
+    store.routing.set_route(
+        RouteRecord("agent:main:telegram:dm:42", mine.id, "telegram", None, 1.0)
+    )
+    sample, _ = sample_store(tmp_path / "agent.db", 30)
+    outcome = ImportRun(store).import_file(sample.path, HermesAgentImporter())
+    assert outcome.routes_added == 0
+    assert any("agent:main:telegram:dm:42: this store already routes it" in n for n in outcome.notes)
+    assert [r.session_id for r in store.routing.records()] == [mine.id]
