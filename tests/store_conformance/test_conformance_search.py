@@ -137,3 +137,17 @@ def test_snippets_mark_a_phrase_as_one_span_and_only_what_matched(store: Store) 
     assert snippet_of('"compose up"', phrase).count(MATCH_START) == 1
     assert f"{MATCH_START}compose up{MATCH_END}" in snippet_of('"compose up"', phrase)
     assert snippet_of("alpha beta OR gamma", either) == f"beta and {MATCH_START}gamma{MATCH_END} only"
+
+
+def test_a_phrase_of_no_words_drops_out_beside_words_and_matches_nothing_alone(
+    store: Store,
+) -> None:
+    deploy = _talk(store, None, "deploy the rocket 🚀 now")
+    _talk(store, None, "nothing else")
+    for query in ("deploy 🚀", 'deploy " "', 'deploy OR "-"', 'deploy NOT " "'):
+        payload = session_search(store, query=query)
+        assert [r["session_id"] for r in payload["results"]] == [deploy], query
+        assert "interpreted_as" not in payload, query  # read as typed, not retried
+    for query in ('deploy AND " "', '" " NOT deploy'):
+        payload = session_search(store, query=query)
+        assert payload["results"] == [] and "interpreted_as" not in payload, query

@@ -160,6 +160,8 @@ class QueryNode:
     def marked(self, words: Sequence[str]) -> list[Phrase] | None:
         """The phrases FTS5 would mark in a text of ``words`` (lowercased): those of the parts
         of the query the text matches; None when the text does not match this node."""
+        if self.kind == "nothing":
+            return None
         if self.kind == "phrase":
             width = len(self.phrase)
             present = any(
@@ -175,6 +177,11 @@ class QueryNode:
             return None if any(f is None for f in found) else [p for f in found for p in f or ()]
         matched = [p for f in found if f is not None for p in f]
         return matched if any(f is not None for f in found) else None
+
+
+NOTHING = QueryNode("", "nothing")
+"""A phrase of no words (``" "``, an emoji alone): FTS5 drops it from words side by side and
+from an ``OR``, and it matches nothing on its own (its ``tsquery`` is empty)."""
 
 
 class _Parser:
@@ -217,13 +224,18 @@ class _Parser:
             return parts[0]
         del self.pairs[pairs_before:]  # a phrase in one branch of an OR is not required
         self.pairs_decide = False
-        return QueryNode("(" + " | ".join(p.tsquery for p in parts) + ")", "or", tuple(parts))
+        kept = [part for part in parts if part.kind != "nothing"]  # FTS5 drops them
+        if len(kept) <= 1:
+            return kept[0] if kept else NOTHING
+        return QueryNode("(" + " | ".join(p.tsquery for p in kept) + ")", "or", tuple(kept))
 
     def _and(self) -> QueryNode:
         parts = [self._not()]
         while self._peek() == ("op", "AND"):
             self._take()
             parts.append(self._not())
+        if len(parts) > 1 and any(part.kind == "nothing" for part in parts):
+            return NOTHING  # FTS5: an explicit AND with a phrase of no words matches nothing
         return _all_of(parts)
 
     def _not(self) -> QueryNode:
@@ -234,6 +246,8 @@ class _Parser:
             self._negated += 1
             excluded = self._operand()
             self._negated -= 1
+            if result.kind == "nothing" or excluded.kind == "nothing":
+                continue  # nothing NOT x is nothing; x NOT nothing is x (as FTS5)
             result = QueryNode(
                 f"({result.tsquery} & !{excluded.tsquery})", "not", (result, excluded)
             )
@@ -277,6 +291,9 @@ class _Parser:
         raise QueryRejected(f"syntax error near {text!r}")
 
     def _term(self, text: str, prefix: bool, *, phrase: bool) -> QueryNode:
+        if not _WORD.search(text):  # ``" "``, ``"-"``, an emoji: a phrase of no words
+            self.pairs_decide = False
+            return NOTHING
         query, terms = _lexemes(text, prefix)
         pairs = _required_pairs(terms)
         if not (phrase and len(terms) == 2 and len(pairs) == 1):
@@ -289,6 +306,8 @@ class _Parser:
 
 
 def _all_of(parts: Sequence[QueryNode]) -> QueryNode:
+    """Words and phrases side by side; those of no words drop out, as in FTS5."""
+    parts = [part for part in parts if part.kind != "nothing"] or [NOTHING]
     if len(parts) == 1:
         return parts[0]
     return QueryNode("(" + " & ".join(p.tsquery for p in parts) + ")", "and", tuple(parts))

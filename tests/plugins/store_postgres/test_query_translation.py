@@ -23,6 +23,9 @@ from hermes_core.store.errors import QueryRejected
         ("a NOT b c", "('a' & !('b' & 'c'))"),  # side by side binds tighter than NOT
         ("a b NOT c", "(('a' & 'b') & !'c')"),
         ("kube *", "'kube':*"),
+        ("deploy 🚀", "'deploy'"),  # a phrase of no words drops out, as in FTS5
+        ('deploy OR " "', "'deploy'"),
+        ('deploy AND " "', ""),  # … and matches nothing where it is required
         ("kube*", "'kube':*"),
         ('"compose u" *', "('compose' <-> 'u':*)"),
         ("(a OR b) c", "(('a' | 'b') & 'c')"),
