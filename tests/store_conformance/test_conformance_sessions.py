@@ -393,3 +393,31 @@ def test_automatic_titles_are_sanitised_cut_to_fit_and_never_take_a_lineage_numb
     _first_exchange(store, other.id)
     store.wait_for_titles(timeout=10)
     assert store.get_session(other.id).title == "my project (2)"
+
+
+class _SeenByTheTitler(EventLog):
+    """Remembers the session and the messages the title hook was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[Session, list[str]]] = []
+
+    def generate_title(self, session: Session, messages: Sequence[Message]) -> str | None:
+        self.seen.append((session, [m.content for m in messages]))
+        return "Seen"
+
+
+def test_the_title_hook_sees_the_whole_session_and_its_first_six_messages(
+    store_factory: StoreFactory,
+) -> None:
+    events = _SeenByTheTitler()
+    store = store_factory(events)
+    session = store.create_session("cli", system_prompt="You are Hermes.", model="m1")
+    batch = [Message("user" if i % 2 == 0 else "assistant", f"turn {i}") for i in range(8)]
+    store.append_messages(session.id, batch)
+    store.wait_for_titles(timeout=10)
+    [(seen, contents)] = events.seen
+    assert (seen.id, seen.system_prompt, seen.model, seen.message_count) == (
+        session.id, "You are Hermes.", "m1", 8,
+    )  # fmt: skip
+    assert contents == [f"turn {i}" for i in range(6)]
