@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conformance_types import EventLog
+from conformance_types import EventLog, StoreFactory
 from hermes_hookspecs import Message
 
 from hermes_core.lifecycle import state
@@ -395,3 +395,20 @@ def test_a_hermes_agent_import_keeps_the_route_this_store_has_for_a_chat(
     assert outcome.routes_added == 0
     assert any("agent:main:telegram:dm:42: this store already routes it" in n for n in outcome.notes)
     assert [r.session_id for r in store.routing.records()] == [mine.id]
+
+
+def test_a_lifecycle_transaction_that_waits_too_long_says_the_store_stayed_busy(
+    store_factory: StoreFactory,
+) -> None:
+    from hermes_core.store.errors import StoreUnavailable
+
+    holder, waiter = store_factory(), store_factory()
+    with holder.lifecycle.transaction() as held:
+        held.write_state({"conformance.held": "1"})
+        with (
+            pytest.raises(StoreUnavailable, match="stayed busy"),
+            waiter.lifecycle.transaction(retry_seconds=0.2),
+        ):
+            pass
+    with waiter.lifecycle.transaction(retry_seconds=0.2) as free:
+        assert free.read_state(["conformance.held"]) == {"conformance.held": "1"}
