@@ -4,9 +4,11 @@ facet prune and archive run on."""
 from __future__ import annotations
 
 import dataclasses
+import time
+from pathlib import Path
 
 import pytest
-from conformance_types import EventLog
+from conformance_types import EventLog, StoreFactory
 from hermes_hookspecs import Message
 
 from hermes_core.lifecycle import state
@@ -250,3 +252,163 @@ def test_a_whole_foreign_database_is_mapped_refreshed_and_undone(store: Store) -
     assert imports.discard_run("/agent/state.db", "hermes-agent", run) == 2
     assert imports.imported_sessions("hermes-agent") == {}
     assert not imports.session_exists(parent)
+
+
+def _idle_session(store: Store, *, days: float, ended: bool = True, **fields: object) -> str:
+    """A session started and last active ``days`` ago, with one exchange."""
+    moment = time.time() - days * 86_400
+    session = store.create_session("cli", started_at=moment, **fields)  # type: ignore[arg-type]
+    store.append_messages(
+        session.id,
+        [Message("user", "hello", timestamp=moment), Message("assistant", "hi", timestamp=moment)],
+    )
+    if ended:
+        store.end_session(session.id, "user_exit", ended_at=moment)
+    return session.id
+
+
+def test_the_automatic_clean_up_prunes_once_per_interval_and_archives_alone(
+    store: Store,
+) -> None:
+    from hermes_core.config import Config
+    from hermes_core.lifecycle.autoclean import run_auto_clean
+
+    prune_on = Config({"sessions.auto_prune": True, "sessions.vacuum_after_prune": False})
+    _idle_session(store, days=120)
+    _idle_session(store, days=120, archived=1)
+    old_pinned = _idle_session(store, days=120, pinned=1)
+    recent = _idle_session(store, days=10)
+    running = _idle_session(store, days=300, ended=False)
+    assert run_auto_clean(store, Config(), now=time.time()).skipped == "disabled"
+    now = time.time()
+    first = run_auto_clean(store, prune_on, now=now)
+    assert first.ran and first.pruned == 2 and first.error is None
+    assert {s.id for s in store.select_sessions(SessionFilter(include_archived=True))} == {
+        old_pinned, recent, running,
+    }  # fmt: skip
+    stamps = state.read(store.lifecycle, [state.LAST_AUTO_PRUNE, state.LOCK])
+    assert state.as_time(stamps[state.LAST_AUTO_PRUNE]) == pytest.approx(now)
+    assert state.LOCK not in stamps
+    late = _idle_session(store, days=200)
+    assert run_auto_clean(store, prune_on, now=now + 23 * 3600).skipped == "not due"
+    later = run_auto_clean(store, prune_on, now=now + 25 * 3600)
+    assert later.ran and later.pruned == 1
+    assert late not in {s.id for s in store.select_sessions()}
+    assert state.load_record(store.lifecycle).last_auto_prune_removed == 1
+
+    archive_on = Config({"sessions.auto_archive": True, "sessions.auto_archive_idle_days": 14})
+    stale = _idle_session(store, days=20)
+    stale_pinned = _idle_session(store, days=20, pinned=1)
+    swept = run_auto_clean(store, archive_on)
+    assert swept.ran and swept.archived == 1 and swept.pruned == 0
+    assert store.get_session(stale).archived and not store.get_session(stale_pinned).archived
+    assert not store.get_session(recent).archived
+    assert state.load_record(store.lifecycle).last_auto_archive is not None
+
+
+def test_a_vacuum_reports_sizes_and_is_recorded(store: Store) -> None:
+    from hermes_core.lifecycle.vacuum import vacuum
+
+    doomed = _idle_session(store, days=5)
+    store.delete_session(doomed)
+    before, after = vacuum(store.lifecycle)
+    assert before > 0 and after > 0
+    assert state.load_record(store.lifecycle).last_vacuum is not None
+
+
+def test_a_hermes_agent_store_is_imported_with_its_lineage_routes_and_once(
+    store: Store, tmp_path: Path
+) -> None:
+    """The whole database import end to end (``hermes sessions import --from hermes-agent``)."""
+    import json
+
+    from hermes_import_hermes_agent.importer import HermesAgentImporter
+    from importing.hermes_agent.agent_stores import (
+        BRANCH,
+        CONTINUATION,
+        DELEGATE,
+        ROOT,
+        SYSTEM_PROMPT,
+        T0,
+        TELEGRAM,
+        TIP,
+        sample_store,
+    )  # fmt: skip
+
+    from hermes_core.importing import FileStatus, ImportRun
+    from hermes_core.search import session_search
+    from hermes_core.store.routing import RouteRecord
+
+    sample, _ = sample_store(tmp_path / "agent.db", 30)
+    outcome = ImportRun(store).import_file(sample.path, HermesAgentImporter())
+    assert outcome.status is FileStatus.IMPORTED, outcome.detail
+    assert sorted(s.session_id for s in outcome.sessions) == sorted(sample.session_ids)
+    assert outcome.routes_added == 1
+    root = store.get_session(ROOT)
+    assert (root.title, root.system_prompt, root.end_reason) == (
+        "my project", SYSTEM_PROMPT, "compression",
+    )  # fmt: skip
+    assert (store.get_session(CONTINUATION).title, store.get_session(TIP).title) == (
+        "my project #2", "my project #3",
+    )  # fmt: skip
+    assert store.resolve("my project") == TIP
+    assert store.get_session(DELEGATE).parent_kind == "delegate"
+    assert store.get_session(BRANCH).parent_kind == "branch"
+    assert store.get_session(TELEGRAM).pinned
+    assert store.messages(TELEGRAM)[0].platform_message_id == "9001"
+    assert store.routing.records() == [
+        RouteRecord(
+            "agent:main:telegram:dm:42", TELEGRAM, "telegram",
+            json.dumps({"platform": "telegram", "chat_id": "42", "user_id": "555"}), T0 + 86000,
+        )
+    ]  # fmt: skip
+    for query, expected in (("数据库迁移", ROOT), ("rollback", CONTINUATION), ("東京", TELEGRAM)):
+        found = session_search(store, query=query)
+        assert [r["session_id"] for r in found["results"]][:1] == [expected], query
+
+    def everything() -> tuple[object, ...]:
+        every = store.select_sessions(SessionFilter(include_archived=True))
+        return every, [store.messages(s.id) for s in every], store.routing.records()
+
+    before = everything()
+    again = ImportRun(store).import_file(sample.path, HermesAgentImporter())
+    assert again.status is FileStatus.UNCHANGED
+    assert (again.sessions, again.appended, again.routes_added) == ([], [], 0)
+    assert everything() == before
+
+
+def test_a_hermes_agent_import_keeps_the_route_this_store_has_for_a_chat(
+    store: Store, tmp_path: Path
+) -> None:
+    from hermes_import_hermes_agent.importer import HermesAgentImporter
+    from importing.hermes_agent.agent_stores import sample_store
+
+    from hermes_core.importing import ImportRun
+    from hermes_core.store.routing import RouteRecord
+
+    mine = store.create_session("telegram", title="live chat")
+    store.routing.set_route(
+        RouteRecord("agent:main:telegram:dm:42", mine.id, "telegram", None, 1.0)
+    )
+    sample, _ = sample_store(tmp_path / "agent.db", 30)
+    outcome = ImportRun(store).import_file(sample.path, HermesAgentImporter())
+    assert outcome.routes_added == 0
+    assert any("agent:main:telegram:dm:42: this store already routes it" in n for n in outcome.notes)
+    assert [r.session_id for r in store.routing.records()] == [mine.id]
+
+
+def test_a_lifecycle_transaction_that_waits_too_long_says_the_store_stayed_busy(
+    store_factory: StoreFactory,
+) -> None:
+    from hermes_core.store.errors import StoreUnavailable
+
+    holder, waiter = store_factory(), store_factory()
+    with holder.lifecycle.transaction() as held:
+        held.write_state({"conformance.held": "1"})
+        with (
+            pytest.raises(StoreUnavailable, match="stayed busy"),
+            waiter.lifecycle.transaction(retry_seconds=0.2),
+        ):
+            pass
+    with waiter.lifecycle.transaction(retry_seconds=0.2) as free:
+        assert free.read_state(["conformance.held"]) == {"conformance.held": "1"}

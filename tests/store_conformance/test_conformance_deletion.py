@@ -63,3 +63,12 @@ def test_delete_exactly_refuses_when_anything_changed(store: Store) -> None:
         [parent.id, late.id]
     )
     assert store.count_sessions() == 0
+
+
+def test_deleting_many_tolerates_duplicates_and_unknown_ids(store: Store) -> None:
+    a = store.create_session("cli")
+    kept = store.create_session("cli")
+    assert store.delete_sessions([a.id, a.id, "20990101_000000_ffffff"]) == 1
+    assert [s.id for s in store.select_sessions()] == [kept.id]
+    with pytest.raises(SessionNotFound):
+        store.delete_session("20990101_000000_ffffff")

@@ -171,3 +171,64 @@ def test_a_compression_continuation_or_branch_takes_over_the_route(store: Store)
     store.create_session("webhook", parent_session_id=branch.id, parent_kind="delegate")
     route = table.route(KEY)
     assert route is not None and route.session_id == branch.id
+
+
+def _chat(store: Store, chat: str, *, started: float, quiet_at: float, user: str | None) -> str:
+    """A routed telegram chat whose last message is at ``quiet_at``."""
+    origin = RouteOrigin(platform="telegram", chat_id=chat, chat_type="dm", user_id=user)
+    session = store.routing.create_routed_session(
+        f"agent:main:telegram:dm:{chat}", origin, now=started
+    )
+    store.append_message(session.id, Message("user", f"hi from {chat}", timestamp=quiet_at))
+    return session.id
+
+
+def _lost(store: Store, *, started: float, user: str | None = None) -> str:
+    """A telegram session with messages and no routing identity."""
+    session = store.create_session("telegram", gateway=True, started_at=started, user_id=user)
+    store.append_message(session.id, Message("user", "the live conversation", timestamp=started + 5))
+    return session.id
+
+
+def test_repair_planning_needs_one_predecessor_of_the_same_user_in_the_window(
+    store: Store,
+) -> None:
+    """What ``hermes sessions repair-routing`` decides from the rows the backend gives it."""
+    from hermes_core.gateway.repair import apply_repairs, plan_repairs
+
+    donor = _chat(store, "c1", started=1_000.0, quiet_at=5_000.0, user="alice")
+    _chat(store, "c2", started=1_000.0, quiet_at=2_000.0, user="alice")  # out of the window
+    lost = _lost(store, started=5_300.0)
+    cli = store.create_session("cli", started_at=5_100.0)
+    store.append_message(cli.id, Message("user", "a terminal chat", timestamp=5_101.0))
+    [plan] = plan_repairs(store.routing)
+    assert (plan.orphan.session_id, plan.evidence, plan.repairable) == (lost, "contiguity", True)
+    assert plan.donor is not None and plan.donor.session_id == donor
+    [narrow] = plan_repairs(store.routing, max_gap_seconds=100)
+    assert not narrow.repairable
+    assert [a.orphan.session_id for a in apply_repairs(store.routing, [plan])] == [lost]
+    assert store.get_session(lost).session_key == "agent:main:telegram:dm:c1"
+    assert store.get_session(donor).end_reason == "superseded_by_repair"
+
+    # Two predecessors in the window, or two orphans after one: left alone.
+    first = _chat(store, "c3", started=10_000.0, quiet_at=15_000.0, user=None)
+    second = _chat(store, "c4", started=10_000.0, quiet_at=15_100.0, user=None)
+    torn = _lost(store, started=15_300.0)
+    [ambiguous] = plan_repairs(store.routing)
+    assert ambiguous.orphan.session_id == torn and not ambiguous.repairable
+    assert ambiguous.reason is not None and "more than one keyed predecessor" in ambiguous.reason
+    assert first in ambiguous.reason and second in ambiguous.reason
+    store.delete_sessions([torn])
+    sole = _chat(store, "c5", started=20_000.0, quiet_at=25_000.0, user=None)
+    twins = {_lost(store, started=25_200.0), _lost(store, started=25_250.0)}
+    plans = plan_repairs(store.routing)
+    assert {a.orphan.session_id for a in plans} == twins
+    assert all(not a.repairable and f"2 orphans claim the predecessor {sole}" in (a.reason or "")
+               for a in plans)  # fmt: skip
+    store.delete_sessions(list(twins))
+
+    # Another user's chat is no predecessor.
+    _chat(store, "c6", started=30_000.0, quiet_at=35_000.0, user="alice")
+    stranger = _lost(store, started=35_300.0, user="bob")
+    [refused] = plan_repairs(store.routing)
+    assert refused.orphan.session_id == stranger and not refused.repairable

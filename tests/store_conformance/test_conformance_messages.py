@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hermes_hookspecs import Message, ToolCall
 
@@ -107,3 +109,50 @@ def test_appending_an_answer_adds_its_model_call_tokens(store: Store) -> None:
     )
     found = store.get_session(session.id)
     assert (found.input_tokens, found.output_tokens, found.message_count) == (30, 12, 3)
+
+
+def test_activity_never_moves_back_an_undated_message_is_stamped_now_and_sessions_stay_apart(
+    store: Store,
+) -> None:
+    late = store.create_session("cli", started_at=5_000.0)
+    store.append_message(late.id, Message("user", "old", timestamp=1_000.0))
+    assert store.get_session(late.id).last_active_at == 5_000.0
+    other = store.create_session("cli", started_at=1_000.0)
+    before = time.time()
+    [stamped] = store.append_messages(other.id, [Message("user", "now")])
+    last = store.get_session(other.id).last_active_at
+    assert last is not None and before <= last <= time.time()
+    assert store.messages(other.id)[0].timestamp == last
+    assert [m.id for m in store.messages(other.id)] == [stamped]
+    assert [m.content for m in store.messages(late.id)] == ["old"]
+    assert store.append_messages(other.id, []) == range(0)
+    assert store.get_session(other.id).message_count == 1
+
+
+def test_only_the_head_of_a_long_tool_output_is_searchable(store: Store) -> None:
+    from hermes_core.search import session_search
+    from hermes_core.store.fulltext import TOOL_OUTPUT_INDEXED_CHARS
+
+    head = "x " * (TOOL_OUTPUT_INDEXED_CHARS // 2)
+    tool = store.create_session("cli")
+    store.append_message(
+        tool.id, Message("tool", head + " needleword", tool_name="terminal", tool_call_id="c1")
+    )
+    talk = store.create_session("cli")
+    store.append_message(talk.id, Message("user", head + " needleword"))
+    found = session_search(store, query="needleword")
+    assert [r["session_id"] for r in found["results"]] == [talk.id]
+    assert store.messages(tool.id)[0].content.endswith("needleword")
+
+
+def test_an_edited_cjk_message_is_found_by_its_new_text_only(store: Store) -> None:
+    from hermes_core.search import session_search
+
+    session = store.create_session("cli")
+    [message_id] = store.append_messages(session.id, [Message("user", "量子纠缠的实验")])
+    assert session_search(store, query="纠缠的")["count"] == 1
+    store.update_message_content(message_id, "no more chinese")
+    assert session_search(store, query="纠缠的")["count"] == 0
+    store.update_message_content(message_id, "东京的天气")
+    assert session_search(store, query="京的天")["count"] == 1
+    assert session_search(store, query="纠缠")["count"] == 0

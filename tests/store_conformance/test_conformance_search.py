@@ -92,3 +92,62 @@ def test_browse_lists_recent_sessions_and_the_picker_matches_titles_and_text(sto
         (newer, "content")
     ]
     assert browse_rows(store, "zebra") == []
+
+
+def test_a_cjk_query_naming_a_title_surfaces_that_session(store: Store) -> None:
+    named = _talk(store, "量子纠缠实验", "hello", "hi")
+    other = _talk(store, None, "量子纠缠 is in this message")
+    payload = session_search(store, query="量子纠缠")
+    assert [r["session_id"] for r in payload["results"]] == [named, other]
+    assert payload["results"][0]["matched"] == "title"
+    assert payload["results"][0]["snippet"] == f"title: {MATCH_START}量子纠缠{MATCH_END}实验"
+
+
+def test_a_spaced_star_is_a_prefix_and_words_side_by_side_bind_tighter_than_not(
+    store: Store,
+) -> None:
+    deploying = _talk(store, None, "deploying the service")
+    _talk(store, None, "alpha beta here")
+    alpha = _talk(store, None, "alpha alone")
+    _talk(store, None, "beta alone")
+
+    def found(query: str) -> set[str]:
+        payload = session_search(store, query=query)
+        assert "error" not in payload, payload
+        return {r["session_id"] for r in payload["results"]}
+
+    assert found("deploy *") == found("deploy*") == {deploying}
+    assert found("alpha NOT beta alpha") == {alpha}  # alpha NOT (beta alpha)
+    assert found("alpha NOT alpha beta") == {alpha}  # alpha NOT (alpha beta)
+
+
+def test_snippets_mark_a_phrase_as_one_span_and_only_what_matched(store: Store) -> None:
+    dated = _talk(store, None, "released on 2024-01-05 at noon, 2024 was a good year")
+    phrase = _talk(store, None, "compose something else, then compose up again")
+    either = _talk(store, None, "beta and gamma only")
+
+    def snippet_of(query: str, session_id: str) -> str:
+        payload = session_search(store, query=query)
+        [result] = [r for r in payload["results"] if r["session_id"] == session_id]
+        return str(result["snippet"])
+
+    marked = f"{MATCH_START}2024-01-05{MATCH_END}"
+    assert marked in snippet_of("2024-01-05", dated)
+    assert snippet_of("2024-01-05", dated).count(MATCH_START) == 1  # 2024 alone is no match
+    assert snippet_of('"compose up"', phrase).count(MATCH_START) == 1
+    assert f"{MATCH_START}compose up{MATCH_END}" in snippet_of('"compose up"', phrase)
+    assert snippet_of("alpha beta OR gamma", either) == f"beta and {MATCH_START}gamma{MATCH_END} only"
+
+
+def test_a_phrase_of_no_words_drops_out_beside_words_and_matches_nothing_alone(
+    store: Store,
+) -> None:
+    deploy = _talk(store, None, "deploy the rocket 🚀 now")
+    _talk(store, None, "nothing else")
+    for query in ("deploy 🚀", 'deploy " "', 'deploy OR "-"', 'deploy NOT " "'):
+        payload = session_search(store, query=query)
+        assert [r["session_id"] for r in payload["results"]] == [deploy], query
+        assert "interpreted_as" not in payload, query  # read as typed, not retried
+    for query in ('deploy AND " "', '" " NOT deploy'):
+        payload = session_search(store, query=query)
+        assert payload["results"] == [] and "interpreted_as" not in payload, query

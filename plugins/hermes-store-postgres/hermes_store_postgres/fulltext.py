@@ -52,6 +52,10 @@ _SINGLE_TERM = re.compile(r"'[^']+'(:\*)?")
 _BAREWORD = re.compile(r"[\w\u0080-\U0010ffff]+\*?")
 
 
+Phrase = tuple[tuple[str, bool], ...]
+"""The (lowercased word, is a prefix) terms of one phrase, in order."""
+
+
 @dataclass(frozen=True, slots=True)
 class QueryTerms:
     """A translated query: the ``tsquery`` text and the words it looks for (for marking)."""
@@ -59,6 +63,9 @@ class QueryTerms:
     tsquery: str
     positive: tuple[tuple[str, bool], ...]
     """(lowercased word, is a prefix) of every term outside a ``NOT``."""
+    phrases: tuple[Phrase, ...] = ()
+    """Every phrase outside a ``NOT`` (a bare word is a phrase of one), as the highlighter
+    marks them: one span per run of matching words, as FTS5 marks a phrase instance."""
     pairs: tuple[str, ...] = ()
     """Adjacent word pairs (``"that will"``) every match must hold: those of the phrases the
     query requires (not under ``OR`` or ``NOT``), whole ASCII words only. The pair index
@@ -69,6 +76,17 @@ class QueryTerms:
     ``that`` stands at some position and ``will`` at the next (the pairs are read off the
     positions ``<->`` checks), so such a query needs no second look at the positions. (Past
     the 16,383rd word PostgreSQL stops counting positions; there neither is exact.)"""
+
+    tree: QueryNode | None = None
+    """The parsed query (what :meth:`phrases_in` evaluates)."""
+
+    def phrases_in(self, text: str) -> tuple[Phrase, ...]:
+        """The phrases to mark in ``text``, as FTS5 marks them: only those of the parts of
+        the query the text matches (``a b OR c`` marks only ``c`` in a text without ``a``);
+        every phrase outside a ``NOT`` when the text does not match at all."""
+        words = [match.group().lower() for match in _WORD.finditer(text)]
+        marked = None if self.tree is None else self.tree.marked(words)
+        return self.phrases if marked is None else tuple(dict.fromkeys(marked))
 
     @property
     def single_term(self) -> bool:
@@ -129,13 +147,52 @@ def _tokens(text: str) -> list[tuple[str, str]]:
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class QueryNode:
+    """One node of a parsed query: its ``tsquery`` text, and what it is (a phrase, or the
+    ``and``/``or``/``not`` of its children) for :meth:`QueryTerms.phrases_in`."""
+
+    tsquery: str
+    kind: str
+    children: tuple[QueryNode, ...] = ()
+    phrase: Phrase = ()
+
+    def marked(self, words: Sequence[str]) -> list[Phrase] | None:
+        """The phrases FTS5 would mark in a text of ``words`` (lowercased): those of the parts
+        of the query the text matches; None when the text does not match this node."""
+        if self.kind == "nothing":
+            return None
+        if self.kind == "phrase":
+            width = len(self.phrase)
+            present = any(
+                all(_matches(words[first + i], term) for i, term in enumerate(self.phrase))
+                for first in range(len(words) - width + 1)
+            )
+            return [self.phrase] if present else None
+        if self.kind == "not":
+            kept, excluded = (child.marked(words) for child in self.children)
+            return kept if kept is not None and excluded is None else None
+        found = [child.marked(words) for child in self.children]
+        if self.kind == "and":
+            return None if any(f is None for f in found) else [p for f in found for p in f or ()]
+        matched = [p for f in found if f is not None for p in f]
+        return matched if any(f is not None for f in found) else None
+
+
+NOTHING = QueryNode("", "nothing")
+"""A phrase of no words (``" "``, an emoji alone): FTS5 drops it from words side by side and
+from an ``OR``, and it matches nothing on its own (its ``tsquery`` is empty)."""
+
+
 class _Parser:
-    """Recursive descent over :func:`_tokens` (OR < AND < NOT, as FTS5)."""
+    """Recursive descent over :func:`_tokens` (OR < AND < NOT < words side by side, as
+    FTS5)."""
 
     def __init__(self, tokens: list[tuple[str, str]]) -> None:
         self._tokens = tokens
         self._at = 0
         self.positive: list[tuple[str, bool]] = []
+        self.phrases: list[Phrase] = []
         self.pairs: list[str] = []
         self.pairs_decide = True
         """Still only two-word, pairable phrases, AND-ed (see :attr:`QueryTerms.pairs_decide`)."""
@@ -149,7 +206,7 @@ class _Parser:
         self._at += 1
         return token
 
-    def parse(self) -> str:
+    def parse(self) -> QueryNode:
         if not self._tokens:
             raise QueryRejected("empty query")
         result = self._or()
@@ -157,68 +214,103 @@ class _Parser:
             raise QueryRejected(f"syntax error near {self._peek()[1]!r}")  # type: ignore[index]
         return result
 
-    def _or(self) -> str:
+    def _or(self) -> QueryNode:
         pairs_before = len(self.pairs)
         parts = [self._and()]
         while self._peek() == ("op", "OR"):
             self._take()
             parts.append(self._and())
-        if len(parts) > 1:
-            del self.pairs[pairs_before:]  # a phrase in one branch of an OR is not required
-            self.pairs_decide = False
-        return parts[0] if len(parts) == 1 else "(" + " | ".join(parts) + ")"
+        if len(parts) == 1:
+            return parts[0]
+        del self.pairs[pairs_before:]  # a phrase in one branch of an OR is not required
+        self.pairs_decide = False
+        kept = [part for part in parts if part.kind != "nothing"]  # FTS5 drops them
+        if len(kept) <= 1:
+            return kept[0] if kept else NOTHING
+        return QueryNode("(" + " | ".join(p.tsquery for p in kept) + ")", "or", tuple(kept))
 
-    def _and(self) -> str:
+    def _and(self) -> QueryNode:
         parts = [self._not()]
-        while True:
-            token = self._peek()
-            if token is None or token[0] == ")" or token == ("op", "OR"):
-                break
-            if token == ("op", "AND"):
-                self._take()
+        while self._peek() == ("op", "AND"):
+            self._take()
             parts.append(self._not())
-        return parts[0] if len(parts) == 1 else "(" + " & ".join(parts) + ")"
+        if len(parts) > 1 and any(part.kind == "nothing" for part in parts):
+            return NOTHING  # FTS5: an explicit AND with a phrase of no words matches nothing
+        return _all_of(parts)
 
-    def _not(self) -> str:
-        result = self._primary()
+    def _not(self) -> QueryNode:
+        result = self._operand()
         while self._peek() == ("op", "NOT"):
             self._take()
             self.pairs_decide = False
             self._negated += 1
-            excluded = self._primary()
+            excluded = self._operand()
             self._negated -= 1
-            result = f"({result} & !{excluded})"
+            if result.kind == "nothing" or excluded.kind == "nothing":
+                continue  # nothing NOT x is nothing; x NOT nothing is x (as FTS5)
+            result = QueryNode(
+                f"({result.tsquery} & !{excluded.tsquery})", "not", (result, excluded)
+            )
         return result
 
-    def _primary(self) -> str:
+    def _operand(self) -> QueryNode:
+        """Words, phrases and groups side by side: FTS5's implicit AND, which binds tighter
+        than ``NOT`` (``a NOT b c`` is ``a NOT (b c)``). (SQLite 3.40's FTS5 refuses a group
+        beside anything, ``(a OR b) c``; here that is accepted, as the AND it reads as.)"""
+        parts = [self._unit()]
+        while (token := self._peek()) is not None and token[0] in ("(", "word", "phrase"):
+            parts.append(self._unit())
+        return _all_of(parts)
+
+    def _unit(self) -> QueryNode:
+        if self._peek() != ("(", "("):
+            return self._primary()
+        self._take()
+        self.pairs_decide = False
+        inner = self._or()
+        if self._peek() != (")", ")"):
+            raise QueryRejected("unbalanced parentheses")
+        self._take()
+        return inner
+
+    def _primary(self) -> QueryNode:
         if self._peek() is None:
             raise QueryRejected("the query ends with an operator")
         kind, text = self._take()
-        if kind == "(":
-            self.pairs_decide = False
-            inner = self._or()
-            if self._peek() != (")", ")"):
-                raise QueryRejected("unbalanced parentheses")
-            self._take()
-            return inner
         if kind == "phrase":
             prefix = self._peek() == ("*", "*")
             if prefix:
                 self._take()
             return self._term(text, prefix, phrase=True)
         if kind == "word":
-            return self._term(text.rstrip("*"), text.endswith("*"), phrase=False)
+            prefix = text.endswith("*")
+            if not prefix and self._peek() == ("*", "*"):  # FTS5 reads ``pre *`` as ``pre*``
+                self._take()
+                prefix = True
+            return self._term(text.rstrip("*"), prefix, phrase=False)
         raise QueryRejected(f"syntax error near {text!r}")
 
-    def _term(self, text: str, prefix: bool, *, phrase: bool) -> str:
+    def _term(self, text: str, prefix: bool, *, phrase: bool) -> QueryNode:
+        if not _WORD.search(text):  # ``" "``, ``"-"``, an emoji: a phrase of no words
+            self.pairs_decide = False
+            return NOTHING
         query, terms = _lexemes(text, prefix)
         pairs = _required_pairs(terms)
         if not (phrase and len(terms) == 2 and len(pairs) == 1):
             self.pairs_decide = False
         if not self._negated:
             self.positive.extend(terms)
+            self.phrases.append(tuple(terms))
             self.pairs.extend(pairs)
-        return query
+        return QueryNode(query, "phrase", phrase=tuple(terms))
+
+
+def _all_of(parts: Sequence[QueryNode]) -> QueryNode:
+    """Words and phrases side by side; those of no words drop out, as in FTS5."""
+    parts = [part for part in parts if part.kind != "nothing"] or [NOTHING]
+    if len(parts) == 1:
+        return parts[0]
+    return QueryNode("(" + " & ".join(p.tsquery for p in parts) + ")", "and", tuple(parts))
 
 
 def _required_pairs(terms: Sequence[tuple[str, bool]]) -> list[str]:
@@ -239,39 +331,83 @@ def to_tsquery_text(fts: str) -> QueryTerms:
     """The ``tsquery`` (for ``to_tsquery('simple', …)``) meaning the FTS5 query ``fts``;
     raises :class:`QueryRejected` where FTS5 would refuse it."""
     parser = _Parser(_tokens(fts))
-    tsquery = parser.parse()
+    tree = parser.parse()
     return QueryTerms(
-        tsquery,
+        tree.tsquery,
         tuple(dict.fromkeys(parser.positive)),
+        tuple(dict.fromkeys(parser.phrases)),
         tuple(dict.fromkeys(parser.pairs)),
         pairs_decide=parser.pairs_decide,
+        tree=tree,
     )
 
 
-def _matches(word: str, terms: Sequence[tuple[str, bool]]) -> bool:
-    lowered = word.lower()
-    return any(lowered.startswith(t) if prefix else lowered == t for t, prefix in terms)
+def _matches(word: str, term: tuple[str, bool]) -> bool:
+    lowered, (wanted, prefix) = word.lower(), term
+    return lowered.startswith(wanted) if prefix else lowered == wanted
 
 
-def highlight(text: str, terms: Sequence[tuple[str, bool]], start: str, end: str) -> str:
-    """``text`` with every word a term matches between ``start`` and ``end``."""
+def _instances(words: Sequence[re.Match[str]], phrases: Sequence[Phrase]) -> list[tuple[int, int]]:
+    """(first, last) word index of every marked span, in order: each place a phrase's words
+    stand one after the other, overlapping places merged into one (as FTS5's highlighter)."""
+    found: list[tuple[int, int]] = []
+    for first in range(len(words)):
+        ends = [
+            first + len(phrase) - 1
+            for phrase in phrases
+            if phrase
+            and first + len(phrase) <= len(words)
+            and all(_matches(words[first + i].group(), term) for i, term in enumerate(phrase))
+        ]
+        if ends:
+            found.append((first, max(ends)))
+    merged: list[tuple[int, int]] = []
+    for first, last in found:
+        if merged and first <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return merged
+
+
+def _marked(
+    text: str,
+    words: Sequence[re.Match[str]],
+    spans: Sequence[tuple[int, int]],
+    start: str,
+    end: str,
+    window: tuple[int, int],
+) -> str:
+    """``text[window]`` (character offsets) with the parts of ``spans`` inside it marked."""
+    begin, finish = window
     pieces: list[str] = []
-    cursor = 0
-    for match in _WORD.finditer(text):
-        if _matches(match.group(), terms):
-            pieces.extend((text[cursor : match.start()], start, match.group(), end))
-            cursor = match.end()
-    pieces.append(text[cursor:])
+    cursor = begin
+    for first, last in spans:
+        left, right = max(words[first].start(), begin), min(words[last].end(), finish)
+        if left >= right:
+            continue
+        pieces.extend((text[cursor:left], start, text[left:right], end))
+        cursor = right
+    pieces.append(text[cursor:finish])
     return "".join(pieces)
 
 
-def snippet(
-    text: str, terms: Sequence[tuple[str, bool]], start: str, end: str, ellipsis: str, tokens: int
-) -> str | None:
-    """Up to ``tokens`` words of ``text`` around the most matches, matched words marked, an
-    ``ellipsis`` where text was cut (as FTS5's ``snippet()``); None when nothing matches."""
+def highlight(text: str, phrases: Sequence[Phrase], start: str, end: str) -> str:
+    """``text`` with every place a phrase matches between ``start`` and ``end`` (the words of
+    one phrase, and overlapping places, in one span)."""
     words = list(_WORD.finditer(text))
-    hits = [i for i, match in enumerate(words) if _matches(match.group(), terms)]
+    return _marked(text, words, _instances(words, phrases), start, end, (0, len(text)))
+
+
+def snippet(
+    text: str, phrases: Sequence[Phrase], start: str, end: str, ellipsis: str, tokens: int
+) -> str | None:
+    """Up to ``tokens`` words of ``text`` around the most matches, matches marked as
+    :func:`highlight` marks them, an ``ellipsis`` where text was cut (as FTS5's
+    ``snippet()``); None when nothing matches."""
+    words = list(_WORD.finditer(text))
+    spans = _instances(words, phrases)
+    hits = [first for first, _last in spans]
     if not hits:
         return None
     size = max(1, tokens)
@@ -284,5 +420,5 @@ def snippet(
     last = min(len(words), best_first + size) - 1
     begin = 0 if best_first == 0 else words[best_first].start()
     finish = len(text) if last == len(words) - 1 else words[last].end()
-    body = highlight(text[begin:finish], terms, start, end)
+    body = _marked(text, words, spans, start, end, (begin, finish))
     return (ellipsis if begin > 0 else "") + body + (ellipsis if finish < len(text) else "")

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.store.errors import StoreUnavailable
 from hermes_core.store.lifecycle_queries import PROTECTED_CTE
 from hermes_core.store.maintenance import SizeSplit, StoreStats
 
@@ -87,10 +88,15 @@ class PostgresLifecycle:
     ) -> Iterator[PostgresLifecycleTransaction]:
         """One transaction holding :data:`LIFECYCLE_LOCK`, committed when the block ends
         (waiting for another process's lifecycle transaction at most ``retry_seconds``)."""
+        import psycopg.errors
+
         with self._db.transaction():
             if retry_seconds is not None:
                 self._db.execute(f"SET LOCAL lock_timeout = '{int(retry_seconds * 1000)}ms'")
-            self._db.execute("SELECT pg_advisory_xact_lock(%s)", (LIFECYCLE_LOCK,))
+            try:
+                self._db.execute("SELECT pg_advisory_xact_lock(%s)", (LIFECYCLE_LOCK,))
+            except psycopg.errors.LockNotAvailable as error:  # as SQLite says it, one line
+                raise StoreUnavailable(f"the session store stayed busy: {error}") from None
             yield PostgresLifecycleTransaction(self._db)
 
     def read_state(self, keys: Iterable[str]) -> dict[str, str]:

@@ -408,7 +408,8 @@ class PostgresSearchIndex:
         )
         if not rows:
             return None
-        return snippet(str(rows[0][0]), terms.positive, start, end, ellipsis, tokens)
+        text = str(rows[0][0])
+        return snippet(text, terms.phrases_in(text), start, end, ellipsis, tokens)
 
     def more_matches_than(self, fts: str, count: int) -> bool:
         """Whether ``fts`` matches more than ``count`` messages. When it does not, the matching

@@ -635,7 +635,9 @@ class PostgresStore:
         try:
             with self._pool.connection() as db:
                 row = db.execute(
-                    f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = %s", (session_id,)
+                    f"SELECT {SESSION_COLUMNS_QUALIFIED}, p.prompt FROM sessions s "
+                    "LEFT JOIN system_prompts p ON p.hash = s.system_prompt_hash WHERE s.id = %s",
+                    (session_id,),
                 ).fetchone()
                 if row is None or row[3] is not None:
                     return
@@ -645,7 +647,7 @@ class PostgresStore:
                     (session_id, TITLE_MESSAGES_SHOWN),
                 ).fetchall()
                 proposal = events.generate_title(
-                    session_from_row(row), [message_from_row(r) for r in rows]
+                    session_from_row(row[:-1], row[-1]), [message_from_row(r) for r in rows]
                 )
                 if proposal:
                     with db.transaction():

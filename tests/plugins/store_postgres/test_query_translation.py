@@ -20,6 +20,12 @@ from hermes_core.store.errors import QueryRejected
         ("docker OR rollout", "('docker' | 'rollout')"),
         ("a OR b c", "('a' | ('b' & 'c'))"),
         ("docker NOT kubernetes", "('docker' & !'kubernetes')"),
+        ("a NOT b c", "('a' & !('b' & 'c'))"),  # side by side binds tighter than NOT
+        ("a b NOT c", "(('a' & 'b') & !'c')"),
+        ("kube *", "'kube':*"),
+        ("deploy 🚀", "'deploy'"),  # a phrase of no words drops out, as in FTS5
+        ('deploy OR " "', "'deploy'"),
+        ('deploy AND " "', ""),  # … and matches nothing where it is required
         ("kube*", "'kube':*"),
         ('"compose u" *', "('compose' <-> 'u':*)"),
         ("(a OR b) c", "(('a' | 'b') & 'c')"),
@@ -85,14 +91,14 @@ def test_what_fts5_refuses_is_refused_and_its_sanitised_form_is_accepted(fts: st
 
 
 def test_words_after_not_are_not_marked() -> None:
-    terms = to_tsquery_text("docker NOT kubernetes").positive
-    assert terms == (("docker", False),)
-    assert highlight("Docker on kubernetes", terms, "[", "]") == "[Docker] on kubernetes"
+    terms = to_tsquery_text("docker NOT kubernetes")
+    assert terms.positive == (("docker", False),)
+    assert highlight("Docker on kubernetes", terms.phrases, "[", "]") == "[Docker] on kubernetes"
 
 
 def test_a_snippet_marks_prefix_matches_and_cuts_with_an_ellipsis() -> None:
     text = " ".join(f"w{i}" for i in range(50)) + " kubernetes rollout " + "tail " * 40
-    terms = to_tsquery_text("kube*").positive
+    terms = to_tsquery_text("kube*").phrases
     cut = snippet(text, terms, ">>>", "<<<", "…", 10)
     assert cut is not None and cut.startswith("…") and cut.endswith("…")
     assert ">>>kubernetes<<<" in cut

@@ -31,10 +31,10 @@ def test_term_counts_match_the_highlighted_words(postgres_url: str, fts: str) ->
             fts, ["user"], None, oldest_first=False, limit=10, mark="\x01"
         )
         contents = {m.id: m.content for m in store.messages(session.id)}
-        terms = to_tsquery_text(fts).positive
+        words = [(term,) for term in to_tsquery_text(fts).positive]  # each word on its own
         counted = {row[0]: row[3].count("\x01") for row in rows}
         marked = {
-            message_id: highlight(contents[message_id], terms, "\x01", "\x02").count("\x01")
+            message_id: highlight(contents[message_id], words, "\x01", "\x02").count("\x01")
             for message_id in counted
         }
         assert counted and counted == marked
