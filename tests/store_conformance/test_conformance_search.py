@@ -151,3 +151,13 @@ def test_a_phrase_of_no_words_drops_out_beside_words_and_matches_nothing_alone(
     for query in ('deploy AND " "', '" " NOT deploy'):
         payload = session_search(store, query=query)
         assert payload["results"] == [] and "interpreted_as" not in payload, query
+
+
+def test_accents_are_folded_in_the_text_and_in_the_query(store: Store) -> None:
+    cv = _talk(store, None, "my Résumé for the café in Zürich")
+    _talk(store, None, "nothing else here")
+    for query in ("resume", "RÉSUMÉ", "cafe", "café", "zurich", "zür*", '"resume for"'):
+        payload = session_search(store, query=query)
+        assert [r["session_id"] for r in payload["results"]] == [cv], query
+    [result] = session_search(store, query="resume")["results"]
+    assert f"{MATCH_START}Résumé{MATCH_END}" in result["snippet"]

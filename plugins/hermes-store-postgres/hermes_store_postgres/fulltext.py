@@ -13,13 +13,15 @@ so the engine retries with its sanitised form (always accepted here), exactly as
 Words are runs of letters and digits, on both sides: the index folds every other character
 to a space before PostgreSQL's parser sees the text (:data:`WORD_SEPARATORS`), and queries
 are split the same way. The ``simple`` configuration lowercases and does not stem, like
-``unicode61``; unlike it, it keeps accents (``café`` does not match ``cafe``).
+``unicode61``; accents are folded first, as ``unicode61`` folds them (:data:`FOLD_FROM`:
+``café`` is ``cafe``, ``Über`` is ``uber``), in the index and in the query alike.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,6 +45,36 @@ PAIR_MAX_BYTES = 1000
 PAIR_INDEX_SQL = "hermes_word_pairs(search_words)"
 """The expression of the pair index (see :mod:`.schema`); a query names it as written here."""
 _PAIRABLE = re.compile(r"[a-z0-9]+")
+
+def _accent_folds() -> dict[int, str]:
+    """The letters ``unicode61`` (``remove_diacritics 1``, SQLite's default) folds: a Latin
+    letter written as one ASCII letter and one combining mark becomes that letter, lowercased
+    (``É`` → ``e``); letters with two marks (``ǘ``) or none (``ø``, ``ß``) stay."""
+    folds: dict[int, str] = {}
+    for code in [*range(0xC0, 0x250), *range(0x1E00, 0x1F00), 0x212B]:
+        parts = unicodedata.normalize("NFD", chr(code))
+        if (
+            len(parts) == 2
+            and parts[0].isascii()
+            and parts[0].isalpha()
+            and unicodedata.combining(parts[1])
+        ):
+            folds[code] = parts[0].lower()
+    folds[0x1E9B] = "s"  # long s with a dot above
+    return folds
+
+
+_FOLDS = _accent_folds()
+FOLD_FROM = "".join(map(chr, _FOLDS))
+"""The accented letters the index folds, for PostgreSQL's ``translate()``…"""
+FOLD_TO = "".join(_FOLDS.values())
+"""…and what each becomes (same position)."""
+
+
+def fold(text: str) -> str:
+    """``text`` lowercased with its accents folded as the index folds them."""
+    return text.lower().translate(_FOLDS)
+
 
 WORD_SEPARATORS = "[^[:alnum:]]+"
 """The PostgreSQL regular expression of what separates words in the index."""
@@ -95,7 +127,7 @@ class QueryTerms:
 
 
 def _lexemes(text: str, prefix: bool) -> tuple[str, list[tuple[str, bool]]]:
-    words = [word.lower() for word in _WORD.findall(text)]
+    words = [fold(word) for word in _WORD.findall(text)]
     if not words:
         raise QueryRejected(f"no words in {text!r}")
     quoted = [f"'{word}'" for word in words]
@@ -343,7 +375,7 @@ def to_tsquery_text(fts: str) -> QueryTerms:
 
 
 def _matches(word: str, term: tuple[str, bool]) -> bool:
-    lowered, (wanted, prefix) = word.lower(), term
+    lowered, (wanted, prefix) = fold(word), term
     return lowered.startswith(wanted) if prefix else lowered == wanted
 
 

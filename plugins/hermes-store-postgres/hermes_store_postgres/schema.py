@@ -48,6 +48,10 @@ Version history:
    ms); with it, none. It costs ≈ 15–20 % of bulk ingest (bench (p) at 100k: 709 → 566–601
    msgs/s) and ≈ 0.65 × the word index's size; built over the existing messages on upgrade
    (53 s for 1M messages).
+5. ``search_words`` folds accents as SQLite's ``unicode61`` does (``résumé`` is found by
+   ``resume``): the column is written again with ``translate()`` over the letters it folds
+   (:data:`.fulltext.FOLD_FROM`), and its three indexes are built again (an upgrade rewrites
+   the messages table once, as long as building the indexes).
 """
 
 from __future__ import annotations
@@ -59,7 +63,14 @@ from hermes_hookspecs import UserFacingError
 
 from hermes_core.store.errors import StoreTooNew, StoreUnavailable
 
-from .fulltext import PAIR_INDEX_SQL, PAIR_MAX_BYTES, TOOL_OUTPUT_INDEXED_CHARS, WORD_SEPARATORS
+from .fulltext import (
+    FOLD_FROM,
+    FOLD_TO,
+    PAIR_INDEX_SQL,
+    PAIR_MAX_BYTES,
+    TOOL_OUTPUT_INDEXED_CHARS,
+    WORD_SEPARATORS,
+)
 
 CONVERSATION_ROLES = ("user", "assistant")
 """The roles discovery searches by default, which the conversation word index covers."""
@@ -217,11 +228,31 @@ def _migrate_to_4(db: psycopg.Connection[tuple[object, ...]]) -> None:
     db.execute(_V4.encode())
 
 
+_V5 = f"""
+ALTER TABLE messages DROP COLUMN search_words;  -- its three indexes go with it
+ALTER TABLE messages ADD COLUMN search_words tsvector GENERATED ALWAYS AS (
+    to_tsvector('simple'::regconfig, regexp_replace(translate(
+        CASE WHEN role = 'tool' THEN left(content, {TOOL_OUTPUT_INDEXED_CHARS}) ELSE content END,
+        '{FOLD_FROM}', '{FOLD_TO}'),
+        '{WORD_SEPARATORS}', ' ', 'g'))
+) STORED;
+CREATE INDEX idx_messages_words ON messages USING gin (search_words);
+CREATE INDEX idx_messages_pairs ON messages USING gin ({PAIR_INDEX_SQL}) WITH (fastupdate = off);
+CREATE INDEX idx_messages_conversation_words ON messages USING gin (search_words)
+    WHERE {CONVERSATION_ROLES_SQL};
+"""
+
+
+def _migrate_to_5(db: psycopg.Connection[tuple[object, ...]]) -> None:
+    db.execute(_V5.encode())
+
+
 MIGRATIONS: list[Callable[[psycopg.Connection[tuple[object, ...]]], None]] = [
     _migrate_to_1,
     _migrate_to_2,
     _migrate_to_3,
     _migrate_to_4,
+    _migrate_to_5,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -177,7 +177,9 @@ def test_a_version_3_store_gets_the_conversation_word_index_and_roles_still_filt
     sql = postgres_cluster.sql
     store = open_url(postgres_url, host=PluginHost())
     try:
-        assert sql("SELECT version FROM hermes_schema_version", database=name) == "4"
+        assert sql("SELECT version FROM hermes_schema_version", database=name) == str(
+            SCHEMA_VERSION
+        )
         assert sql(
             "SELECT indexdef FROM pg_indexes WHERE indexname = 'idx_messages_conversation_words'",
             database=name,
@@ -193,5 +195,32 @@ def test_a_version_3_store_gets_the_conversation_word_index_and_roles_still_filt
         later = store.create_session("cli")
         store.append_message(later.id, Message("assistant", "more info on the deploy"))
         assert len(found("info")) == 2
+    finally:
+        store.close()
+
+
+def test_a_version_4_store_folds_accents_once_upgraded(
+    postgres_url: str, postgres_cluster: Cluster
+) -> None:
+    name = old_store(
+        postgres_url,
+        postgres_cluster,
+        4,
+        "('20260101_000000_aaaaaa', 'user', 'my Résumé for the café', 2), "
+        "('20260101_000000_aaaaaa', 'tool', 'Zürich weather', 3)",
+    )
+    store = open_url(postgres_url, host=PluginHost())
+    try:
+        assert postgres_cluster.sql(
+            "SELECT version FROM hermes_schema_version", database=name
+        ) == str(SCHEMA_VERSION)
+        for index in ("idx_messages_words", "idx_messages_pairs", "idx_messages_conversation_words"):
+            assert postgres_cluster.sql(
+                f"SELECT count(*) FROM pg_indexes WHERE indexname = '{index}'", database=name
+            ) == "1"
+        payload = session_search(store, query="resume cafe")
+        assert [r["match_message_id"] for r in payload["results"]] == [1]
+        assert session_search(store, query='"resume for"')["count"] == 1
+        assert session_search(store, query="zurich", role_filter="tool")["count"] == 1
     finally:
         store.close()

@@ -3,7 +3,7 @@ PostgreSQL database, then random queries in FTS5's syntax (words, phrases, prefi
 ``NOT``, groups, stray operators) asked of both. Ordered by time, the whole payload must be
 equal — sessions, snippets and their marks, counts, how a refused query was searched; ranked
 by relevance, the same sessions (the two rankings are comparable, not identical: see the
-plugin's README). Accents are left out: PostgreSQL keeps them, FTS5 folds them."""
+plugin's README)."""
 
 from __future__ import annotations
 
@@ -37,12 +37,14 @@ TEXTS = [
     "alpha beta gamma",
     "alpha gamma",
     "beta alone",
+    "my Résumé for the café in Zürich, naïve Ångström",
 ]
 WORDS = [
     "deploy", "docker", "compose", "up", "down", "rollout", "the", "量子", "東京", "c++",
     "foo-bar", "a.b_c", "fox's", "don't", "ana", "example.com", "2024-01-05", "2024",
     "alpha", "beta", "gamma", "dep*", "roll*", "kube*", '"compose up"', '"deploy rollout"',
-    '"up up"', '"alpha beta"', '"compose u"*', '" "', "🚀",
+    '"up up"', '"alpha beta"', '"compose u"*', '" "', "🚀", "resume", "RÉSUMÉ", "cafe",
+    "zür*", "angstrom", "naive", '"resume for"',
 ]  # fmt: skip
 OPERATORS = ["OR", "NOT", "AND", "(", ")", "*", '"', "-", "NEAR"]
 
