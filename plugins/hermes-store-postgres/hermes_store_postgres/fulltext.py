@@ -29,12 +29,15 @@ from hermes_core.store.errors import QueryRejected
 from hermes_core.store.fulltext import TOOL_OUTPUT_INDEXED_CHARS, cjk_runs
 
 __all__ = [
+    "FOLD_FROM",
+    "FOLD_TO",
     "PAIR_INDEX_SQL",
     "PAIR_MAX_BYTES",
     "TOOL_OUTPUT_INDEXED_CHARS",
     "WORD_SEPARATORS",
     "QueryTerms",
     "cjk_runs",
+    "fold",
     "highlight",
     "snippet",
     "to_tsquery_text",
@@ -45,6 +48,7 @@ PAIR_MAX_BYTES = 1000
 PAIR_INDEX_SQL = "hermes_word_pairs(search_words)"
 """The expression of the pair index (see :mod:`.schema`); a query names it as written here."""
 _PAIRABLE = re.compile(r"[a-z0-9]+")
+
 
 def _accent_folds() -> dict[int, str]:
     """The letters ``unicode61`` (``remove_diacritics 1``, SQLite's default) folds: a Latin
