@@ -13,7 +13,7 @@ so the engine retries with its sanitised form (always accepted here), exactly as
 Words are runs of letters and digits, on both sides: the index folds every other character
 to a space before PostgreSQL's parser sees the text (:data:`WORD_SEPARATORS`), and queries
 are split the same way. The ``simple`` configuration lowercases and does not stem, like
-``unicode61``; accents are folded first, as ``unicode61`` folds them (:data:`FOLD_FROM`:
+``unicode61``; accents are folded first, as ``unicode61`` folds them (:func:`fold`:
 ``café`` is ``cafe``, ``Über`` is ``uber``), in the index and in the query alike.
 """
 
@@ -29,8 +29,8 @@ from hermes_core.store.errors import QueryRejected
 from hermes_core.store.fulltext import TOOL_OUTPUT_INDEXED_CHARS, cjk_runs
 
 __all__ = [
-    "FOLD_FROM",
-    "FOLD_TO",
+    "ACCENTED",
+    "ONE_MARK_AFTER_LETTER",
     "PAIR_INDEX_SQL",
     "PAIR_MAX_BYTES",
     "TOOL_OUTPUT_INDEXED_CHARS",
@@ -50,34 +50,27 @@ PAIR_INDEX_SQL = "hermes_word_pairs(search_words)"
 _PAIRABLE = re.compile(r"[a-z0-9]+")
 
 
-def _accent_folds() -> dict[int, str]:
-    """The letters ``unicode61`` (``remove_diacritics 1``, SQLite's default) folds: a Latin
-    letter written as one ASCII letter and one combining mark becomes that letter, lowercased
-    (``É`` → ``e``); letters with two marks (``ǘ``) or none (``ø``, ``ß``) stay."""
-    folds: dict[int, str] = {}
-    for code in [*range(0xC0, 0x250), *range(0x1E00, 0x1F00), 0x212B]:
-        parts = unicodedata.normalize("NFD", chr(code))
-        if (
-            len(parts) == 2
-            and parts[0].isascii()
-            and parts[0].isalpha()
-            and unicodedata.combining(parts[1])
-        ):
-            folds[code] = parts[0].lower()
-    folds[0x1E9B] = "s"  # long s with a dot above
-    return folds
-
-
-_FOLDS = _accent_folds()
-FOLD_FROM = "".join(map(chr, _FOLDS))
-"""The accented letters the index folds, for PostgreSQL's ``translate()``…"""
-FOLD_TO = "".join(_FOLDS.values())
-"""…and what each becomes (same position)."""
+ACCENTED = r"[\u00c0-\u024f\u1e00-\u1eff\u212b\u0300-\u036f]"
+"""What a text holds when folding may change it: a precomposed Latin letter with a mark (every
+letter whose canonical decomposition is one ASCII letter and one combining mark lies in these
+ranges) or a combining mark itself. A regular expression both Python and PostgreSQL read."""
+ONE_MARK_AFTER_LETTER = r"([A-Za-z])[\u0300-\u036f](?![\u0300-\u036f])"
+"""An ASCII letter followed by exactly one combining mark (in canonical decomposition): the
+mark is what folding removes (both Python and PostgreSQL read it; ``\\1`` keeps the letter)."""
+_ACCENTED = re.compile(ACCENTED)
+_ONE_MARK_AFTER_LETTER = re.compile(ONE_MARK_AFTER_LETTER)
 
 
 def fold(text: str) -> str:
-    """``text`` lowercased with its accents folded as the index folds them."""
-    return text.lower().translate(_FOLDS)
+    """``text`` lowercased with its accents folded as ``unicode61`` (``remove_diacritics 1``,
+    SQLite's default) folds them and as the index folds them (``hermes_fold_accents`` in
+    :mod:`.schema`, the same rule): a letter written as one ASCII letter and one combining mark
+    becomes that letter (``É`` → ``e``, ``ü`` → ``u``); letters with two marks (``ǘ``) or none
+    (``ø``, ``ß``) stay. Canonically decomposed, the single marks dropped, composed again."""
+    if _ACCENTED.search(text) is None:
+        return text.lower()
+    stripped = _ONE_MARK_AFTER_LETTER.sub(r"\1", unicodedata.normalize("NFD", text))
+    return unicodedata.normalize("NFC", stripped).lower()
 
 
 WORD_SEPARATORS = "[^[:alnum:]]+"

@@ -49,9 +49,10 @@ Version history:
    msgs/s) and ≈ 0.65 × the word index's size; built over the existing messages on upgrade
    (53 s for 1M messages).
 5. ``search_words`` folds accents as SQLite's ``unicode61`` does (``résumé`` is found by
-   ``resume``): the column is written again with ``translate()`` over the letters it folds
-   (:data:`.fulltext.FOLD_FROM`), and its three indexes are built again (an upgrade rewrites
-   the messages table once, as long as building the indexes).
+   ``resume``): the function ``hermes_fold_accents`` (the rule of :func:`.fulltext.fold`:
+   canonical decomposition, a single mark after an ASCII letter dropped, composed again; only
+   for texts holding an accented letter or a mark) and the column written again through it;
+   its three indexes are built again (an upgrade rewrites the messages table once).
 """
 
 from __future__ import annotations
@@ -64,8 +65,8 @@ from hermes_hookspecs import UserFacingError
 from hermes_core.store.errors import StoreTooNew, StoreUnavailable
 
 from .fulltext import (
-    FOLD_FROM,
-    FOLD_TO,
+    ACCENTED,
+    ONE_MARK_AFTER_LETTER,
     PAIR_INDEX_SQL,
     PAIR_MAX_BYTES,
     TOOL_OUTPUT_INDEXED_CHARS,
@@ -229,11 +230,16 @@ def _migrate_to_4(db: psycopg.Connection[tuple[object, ...]]) -> None:
 
 
 _V5 = f"""
+CREATE FUNCTION hermes_fold_accents(t text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN t ~ '{ACCENTED}' THEN normalize(
+        regexp_replace(normalize(t, NFD), '{ONE_MARK_AFTER_LETTER}', '\\1', 'g'), NFC
+    ) ELSE t END
+$$;
 ALTER TABLE messages DROP COLUMN search_words;  -- its three indexes go with it
 ALTER TABLE messages ADD COLUMN search_words tsvector GENERATED ALWAYS AS (
-    to_tsvector('simple'::regconfig, regexp_replace(translate(
-        CASE WHEN role = 'tool' THEN left(content, {TOOL_OUTPUT_INDEXED_CHARS}) ELSE content END,
-        '{FOLD_FROM}', '{FOLD_TO}'),
+    to_tsvector('simple'::regconfig, regexp_replace(hermes_fold_accents(
+        CASE WHEN role = 'tool' THEN left(content, {TOOL_OUTPUT_INDEXED_CHARS}) ELSE content END),
         '{WORD_SEPARATORS}', ' ', 'g'))
 ) STORED;
 CREATE INDEX idx_messages_words ON messages USING gin (search_words);
@@ -283,6 +289,19 @@ def ensure_trigram_extension(db: psycopg.Connection[tuple[object, ...]], where: 
         ) from None
 
 
+def _require_utf8(db: psycopg.Connection[tuple[object, ...]], where: str) -> None:
+    """Refuse, in one line, a database whose encoding is not UTF8: conversations hold emoji and
+    every script (a ``LATIN1`` database refuses them on insert), and folding accents
+    (``hermes_fold_accents``) needs Unicode normalisation."""
+    row = db.execute("SHOW server_encoding").fetchone()
+    encoding = str(row[0]) if row else "?"
+    if encoding.upper() not in ("UTF8", "UTF-8"):
+        raise UserFacingError(
+            f"{where}: the database's encoding is {encoding}; the session store needs a UTF8 "
+            "database (createdb --encoding=UTF8 --template=template0 …)"
+        )
+
+
 def migrate(
     db: psycopg.Connection[tuple[object, ...]], where: str, *, target: int = SCHEMA_VERSION
 ) -> int:
@@ -301,6 +320,7 @@ def migrate(
         )
     if found >= target:
         return found
+    _require_utf8(db, where)
     try:
         with db.transaction():
             db.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))

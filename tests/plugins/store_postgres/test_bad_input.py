@@ -97,6 +97,23 @@ def test_a_database_without_pg_trgm_that_cannot_get_it_is_one_line(
         assert _tables(postgres_cluster, name) == "0"
 
 
+def test_a_database_that_is_not_utf8_is_one_line_and_writes_nothing(
+    tmp_path: Path, postgres_cluster: Cluster
+) -> None:
+    name = "latin1_store"
+    postgres_cluster.sql(f"DROP DATABASE IF EXISTS {name}")
+    postgres_cluster.sql(
+        f"CREATE DATABASE {name} ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' "
+        "TEMPLATE template0"
+    )
+    try:
+        result = _hermes(tmp_path, postgres_cluster.url(name), "sessions", "list")
+        _assert_one_line(result, "the database's encoding is LATIN1")
+        assert _tables(postgres_cluster, name) == "0"
+    finally:
+        postgres_cluster.sql(f"DROP DATABASE {name}")
+
+
 def test_a_good_url_works_end_to_end(tmp_path: Path, postgres_url: str) -> None:
     created = _hermes(tmp_path, postgres_url, "sessions", "list")
     assert created.returncode == 0, created.stderr
