@@ -412,54 +412,6 @@ def test_continuing_an_older_member_takes_the_next_free_number(store: SessionSto
     assert store.continue_after_compression(original.id).title == "my project #5"
 
 
-def test_untitled_parent_gives_an_untitled_continuation(store: SessionStore) -> None:
-    parent = store.create_session()
-    child = store.continue_after_compression(parent.id)
-    assert child.title is None
-    assert child.parent_session_id == parent.id
-
-
-def test_continuation_ends_the_parent_and_keeps_its_messages(store: SessionStore) -> None:
-    parent = store.create_session(
-        "telegram",
-        gateway=True,
-        title="chat",
-        system_prompt="be brief",
-        model="m1",
-        model_config={"t": 1},
-        cwd="/w",
-        chat_id="c1",
-        session_key="k1",
-    )
-    store.append_messages(parent.id, [user("one"), assistant("two"), user("three")])
-    child = store.continue_after_compression(parent.id)
-    ended = store.get_session(parent.id)
-    assert ended.end_reason == "compression"
-    assert ended.ended_at is not None
-    assert ended.message_count == 3
-    assert [m.content for m in store.messages(parent.id)] == ["one", "two", "three"]
-    assert (child.parent_session_id, child.parent_kind) == (parent.id, "compression")
-    assert child.is_active and child.message_count == 0
-    assert (child.source, child.model, child.cwd, child.chat_id, child.session_key) == (
-        "telegram",
-        "m1",
-        "/w",
-        "c1",
-        "k1",
-    )
-    assert child.system_prompt == "be brief"
-    assert child.model_config == {"t": 1}
-    assert len(child.id.rsplit("_", 1)[1]) == 8
-
-
-def test_already_ended_parent_keeps_its_end_reason(store: SessionStore) -> None:
-    parent = store.create_session(title="done already")
-    store.end_session(parent.id, "user_exit")
-    child = store.continue_after_compression(parent.id)
-    assert store.get_session(parent.id).end_reason == "user_exit"
-    assert child.parent_kind == "compression"
-
-
 def test_numbered_title_of_a_99_character_base_still_fits(store: SessionStore) -> None:
     base = "t" * 99
     original = store.create_session(title=base)

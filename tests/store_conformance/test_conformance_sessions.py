@@ -269,6 +269,8 @@ def test_a_continuation_ends_its_parent_keeps_its_messages_and_carries_on_its_id
     child = store.continue_after_compression(parent.id)
     ended = store.get_session(parent.id)
     assert (ended.end_reason, ended.message_count) == ("compression", 3)
+    assert ended.ended_at is not None
+    assert (child.parent_session_id, child.parent_kind) == (parent.id, "compression")
     assert [m.content for m in store.messages(parent.id)] == ["one", "two", "3"]
     assert child.is_active and child.message_count == 0
     assert (child.source, child.model, child.cwd, child.chat_id, child.session_key) == (
@@ -282,7 +284,8 @@ def test_a_continuation_ends_its_parent_keeps_its_messages_and_carries_on_its_id
     assert store.get_session(finished.id).end_reason == "user_exit"
     assert late.parent_kind == "compression"
     untitled = store.create_session("cli")
-    assert store.continue_after_compression(untitled.id).title is None
+    untitled_child = store.continue_after_compression(untitled.id)
+    assert (untitled_child.title, untitled_child.parent_session_id) == (None, untitled.id)
 
 
 def test_lineage_numbers_skip_taken_ones_follow_parent_links_and_fit_100_characters(
