@@ -180,10 +180,9 @@ class RoutingRows(ABC):
         """Inside :meth:`_transaction`: hold ``session_key`` until the transaction ends."""
 
     @abstractmethod
-    def _insert_session(self, *, session_key: str, origin: RouteOrigin, moment: float,
-                        title: str | None, model: str | None,
-                        parent: tuple[str, ParentKind] | None) -> str:  # fmt: skip
-        """Insert a gateway session row carrying ``origin`` (inside the transaction); its id."""
+    def _insert_session(self, **columns: Any) -> str:
+        """Insert a session row with the backend's ``insert_session`` (``columns``: its keyword
+        arguments), inside the transaction; its id."""
 
     @abstractmethod
     def _session(self, session_id: str) -> Session:
@@ -366,13 +365,21 @@ class RoutingRows(ABC):
         model: str | None,
         parent: tuple[str, ParentKind] | None,
     ) -> str:
+        fields = origin.session_fields(session_key)
+        if model is not None:
+            fields["model"] = model
         session_id = self._insert_session(
-            session_key=session_key,
-            origin=origin,
-            moment=moment,
+            source=origin.platform,
+            session_id=None,
+            gateway=True,
+            started=moment,
             title=title,
-            model=model,
-            parent=parent,
+            system_prompt=None,
+            model_config=None,
+            metadata=None,
+            parent_session_id=parent[0] if parent else None,
+            parent_kind=parent[1] if parent else None,
+            fields=fields,
         )
         self._upsert_route(session_key, session_id, origin, moment)
         return session_id
@@ -575,43 +582,14 @@ class RoutingStore(RoutingRows):
     def _lock_key(self, session_key: str) -> None:
         """Nothing to take: ``BEGIN IMMEDIATE`` already keeps every other writer out."""
 
-    def _insert_session(self, *, session_key: str, origin: RouteOrigin, moment: float,
-                        title: str | None, model: str | None,
-                        parent: tuple[str, ParentKind] | None) -> str:  # fmt: skip
-        return rowwrites.insert_session(
-            self._db, source=origin.platform, session_id=None, gateway=True, started=moment,
-            **routed_session_columns(session_key, origin, title=title, model=model, parent=parent),
-        )  # fmt: skip
+    def _insert_session(self, **columns: Any) -> str:
+        return rowwrites.insert_session(self._db, **columns)
 
     def _session(self, session_id: str) -> Session:
         return self._store.get_session(session_id)
 
     def _events(self) -> StoreEvents | None:
         return self._store.events
-
-
-def routed_session_columns(
-    session_key: str,
-    origin: RouteOrigin,
-    *,
-    title: str | None,
-    model: str | None,
-    parent: tuple[str, ParentKind] | None,
-) -> dict[str, Any]:
-    """The keyword arguments of a backend's ``insert_session`` for a routed session, after
-    its source, id, gateway flag and start (which every backend names the same)."""
-    fields = origin.session_fields(session_key)
-    if model is not None:
-        fields["model"] = model
-    return {
-        "title": title,
-        "system_prompt": None,
-        "model_config": None,
-        "metadata": None,
-        "parent_session_id": parent[0] if parent else None,
-        "parent_kind": parent[1] if parent else None,
-        "fields": fields,
-    }
 
 
 def delivered_key(session_key: str, message_id: str) -> str:

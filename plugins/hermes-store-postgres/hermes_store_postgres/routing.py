@@ -16,13 +16,11 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
-from hermes_hookspecs import ParentKind, Session, StoreEvents
+from hermes_hookspecs import Session, StoreEvents
 
 from hermes_core.store.routed_sessions import (
     ResultRows,
-    RouteOrigin,
     RoutingRows,
-    routed_session_columns,
 )
 
 from . import writes
@@ -61,13 +59,8 @@ class PostgresRouting(RoutingRows):
             "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_LOCK_CLASS, session_key)
         )
 
-    def _insert_session(self, *, session_key: str, origin: RouteOrigin, moment: float,
-                        title: str | None, model: str | None,
-                        parent: tuple[str, ParentKind] | None) -> str:  # fmt: skip
-        return writes.insert_session(
-            self._db, source=origin.platform, session_id=None, gateway=True, started=moment,
-            **routed_session_columns(session_key, origin, title=title, model=model, parent=parent),
-        )  # fmt: skip
+    def _insert_session(self, **columns: Any) -> str:
+        return writes.insert_session(self._db, **columns)
 
     def _session(self, session_id: str) -> Session:
         return self._get_session(session_id)
