@@ -23,41 +23,96 @@ WRITE_RETRY_SECONDS = 60.0
 """How long a write keeps retrying a busy store before giving up with a clear error."""
 
 
-class SharedLockConnection(sqlite3.Connection):
-    """A connection whose write transactions also take a lock shared with the other
-    connections of this process (``write_lock``): threads that each have their own connection
-    (the gateway's workers) then queue for the write lock in Python, handed over at once,
-    instead of in SQLite's busy handler, which sleeps in steps of milliseconds."""
+class StoreConnection(sqlite3.Connection):
+    """A connection the store opened on its file, counted in this process's register of
+    open store files (see :data:`_open_files`) until it is closed.
+
+    Its write transactions also take the lock shared with the other connections of this
+    process (``write_lock``), when one is given: threads that each have their own
+    connection (the gateway's workers) then queue for the write lock in Python, handed over
+    at once, instead of in SQLite's busy handler, which sleeps in steps of milliseconds."""
 
     write_lock: threading.Lock | None = None
+    _file_key: tuple[int, int] | None = None
+
+    def close(self) -> None:
+        super().close()  # counted until really closed: no header read meanwhile
+        with _open_files_lock:
+            key, self._file_key = self._file_key, None
+            if key is not None:
+                _open_files[key] -= 1
+                if _open_files[key] <= 0:
+                    del _open_files[key]
+
+
+_open_files: dict[tuple[int, int], int] = {}
+"""How many store connections this process holds on each file, by (device, inode).
+
+While one is open, nothing in this process may open and close the file by path: closing any
+descriptor of a file drops every POSIX lock the process holds on it, SQLite's included, and
+another process could then believe it is the last one, checkpoint, and delete the WAL under
+this one (SQLite's "How To Corrupt An SQLite Database File", §2.2)."""
+_open_files_lock = threading.Lock()
+
+
+def _file_key(path: Path) -> tuple[int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino)
+
+
+def _connect(path: Path, *, uri: str | None = None) -> StoreConnection:
+    """``sqlite3.connect`` under the register's lock, counted in it.
+
+    A file this process does not hold open yet has its header read by path first (a foreign
+    schema is refused before SQLite may touch it); one it already holds is never opened by
+    path again — its header was checked when the first connection was made."""
+    with _open_files_lock:
+        key = _file_key(path)
+        if uri is None and (key is None or key not in _open_files):
+            _refuse_foreign_file(path)
+        connection = sqlite3.connect(
+            uri or path,
+            uri=uri is not None,
+            isolation_level=None,
+            check_same_thread=False,
+            factory=StoreConnection,
+        )
+        assert isinstance(connection, StoreConnection)
+        key = key or _file_key(path)
+        if key is not None:
+            connection._file_key = key
+            _open_files[key] = _open_files.get(key, 0) + 1
+        return connection
+
+
+def holds_open(path: Path) -> bool:
+    """Whether this process holds a store connection on ``path`` (tests, diagnostics)."""
+    key = _file_key(path)
+    with _open_files_lock:
+        return key is not None and key in _open_files
+
+
+def read_only_uri(path: Path) -> str:
+    """The URI that opens ``path`` read-only (any character of the path quoted)."""
+    return path.absolute().as_uri() + "?mode=ro"
 
 
 def open_connection(
     path: Path, *, read_only: bool = False, write_lock: threading.Lock | None = None
 ) -> sqlite3.Connection:
     """Open ``path`` (creating it 0600 unless ``read_only``) with the store's settings;
-    ``write_lock`` is taken around every write transaction (see SharedLockConnection)."""
+    ``write_lock`` is taken around every write transaction (see StoreConnection)."""
     try:
         if read_only:
-            connection = sqlite3.connect(
-                f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
-            )
+            connection = _connect(path, uri=read_only_uri(path))
         else:
-            _refuse_foreign_file(path)
             path.parent.mkdir(parents=True, exist_ok=True)
             _create_private_file(path)
-            if write_lock is not None:
-                shared = sqlite3.connect(
-                    path,
-                    isolation_level=None,
-                    check_same_thread=False,
-                    factory=SharedLockConnection,
-                )
-                assert isinstance(shared, SharedLockConnection)
-                shared.write_lock = write_lock
-                connection = shared
-            else:
-                connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            connection = _connect(path)
+            connection.write_lock = write_lock
         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if not read_only:
             # Before the first write: the WAL switch and the migrations must never touch
@@ -90,9 +145,12 @@ def _foreign(path: Path) -> NotASessionStore:
 
 
 def _refuse_foreign_file(path: Path) -> None:
-    """Refuse, without opening it, an SQLite file whose header says another program made it:
-    a schema (schema cookie, offset 40) but no store schema version (user_version, offset 60).
-    This store sets its version in the transaction that creates its first tables."""
+    """Refuse, without SQLite opening it, an SQLite file whose header says another program
+    made it: a schema (schema cookie, offset 40) but no store schema version (user_version,
+    offset 60). This store sets its version in the transaction that creates its first tables.
+
+    Reads the file by path: only ever called, under the register's lock, while this process
+    holds no connection on the file (see :data:`_open_files`)."""
     try:
         with path.open("rb") as file:
             header = file.read(100)
@@ -215,13 +273,13 @@ class BackgroundCheckpointer:
         self._thread.start()
 
     def _run(self) -> None:
-        connection: sqlite3.Connection | None = None
+        connection: StoreConnection | None = None
         try:
             while not self._stop.wait(self._interval):
                 if wal_bytes(self._path) < WAL_CHECKPOINT_BYTES:
                     continue
                 if connection is None:
-                    connection = sqlite3.connect(self._path, isolation_level=None)
+                    connection = _connect(self._path)
                     connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
                 with contextlib.suppress(sqlite3.Error):
                     connection.execute("PRAGMA wal_checkpoint(PASSIVE)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
-import shutil
+import os
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -168,16 +168,35 @@ def find_problems(connection: sqlite3.Connection) -> list[str]:
     return problems
 
 
-def backup_files(path: Path) -> Path:
-    """Copy the store (and its WAL) next to it, named with the time; returns the copy's path."""
+def backup_copy(connection: sqlite3.Connection, target: Path) -> Path:
+    """Copy the store through SQLite's online backup API into ``target`` (a new file, mode
+    0600) and return it. Never a file copy: this process holds the store open, and closing a
+    descriptor of its file would drop the process's locks on it (DESIGN §9); the backup API
+    also sees what is still in the write-ahead log and lets writers go on between steps."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    os.close(descriptor)
+    try:
+        destination = sqlite3.connect(target)
+        try:
+            connection.backup(destination, pages=1024)
+        finally:
+            destination.close()
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
+    return target
+
+
+def backup_files(connection: sqlite3.Connection, path: Path) -> Path:
+    """Back the store up next to itself, named with the time; returns the copy's path."""
     stamp = _dt.datetime.now().strftime("%Y%m%d_%H%M%S")
     target = path.with_name(f"{path.name}.backup-{stamp}")
-    shutil.copy2(path, target)
-    wal = path.with_name(path.name + "-wal")
-    if wal.exists():
-        shutil.copy2(wal, target.with_name(target.name + "-wal"))
-    target.chmod(0o600)
-    return target
+    suffix = 1
+    while target.exists():
+        suffix += 1
+        target = path.with_name(f"{path.name}.backup-{stamp}-{suffix}")
+    return backup_copy(connection, target)
 
 
 def repair(path: Path, *, check_only: bool = False) -> RepairReport:
@@ -189,8 +208,7 @@ def repair(path: Path, *, check_only: bool = False) -> RepairReport:
         if not report.problems or check_only:
             report.healthy_after = not report.problems
             return report
-        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        report.backup = backup_files(path)
+        report.backup = backup_files(connection, path)
         if any(p.startswith("integrity:") for p in report.problems):
             connection.execute("REINDEX")
             report.actions.append("rebuilt the table indexes (REINDEX)")

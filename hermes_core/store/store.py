@@ -597,12 +597,11 @@ class SessionStore:
         return _list_state(self._connection, prefix)
 
     def backup(self) -> Path:
-        """Checkpoint the WAL into the file and copy it beside itself, named with the time;
+        """Copy the store beside itself through SQLite's backup API, named with the time;
         returns the copy's path (made before a repair changes anything)."""
         from .maintenance import backup_files
 
-        self.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        return backup_files(self.path)
+        return backup_files(self._connection, self.path)
 
     def stats(self) -> StoreStats:
         """Counts and size for ``hermes sessions stats``."""

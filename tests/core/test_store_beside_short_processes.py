@@ -1,0 +1,111 @@
+"""A long-lived writer (a gateway: several stores on one file in one process, each thread its
+own) while short processes open and close the same store over and over, then kill -9 of the
+writer: every write it acknowledged is in the store, and its write-ahead log was never deleted
+under it (DESIGN §9 — one ``open()``/``close()`` of ``state.db`` by path in the writer used to
+drop its POSIX locks, so the next short process checkpointed and deleted the WAL)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from installed_hermes import hermes_command
+from store_helpers import REPO_ROOT, LineReader, message_counts, start_python
+
+from hermes_core.store import STATE_DB_NAME
+
+pytestmark = pytest.mark.slow
+
+# Each round the writer opens one more store on the file (a new worker thread of a gateway,
+# the automatic-title thread), appends a message with the first store, and says ACK. Opening
+# a store in a process that already holds one is what used to drop the locks.
+WRITER = """
+import sys
+from hermes_hookspecs import Message
+from hermes_core.store import SessionStore
+
+first = SessionStore.open(sys.argv[1])
+session = first.create_session("cli")
+others = []
+print("SESSION", session.id, flush=True)
+for line in sys.stdin:  # one round per line the test sends
+    others.append(SessionStore.open(sys.argv[1]))
+    if len(others) > 3:
+        others.pop(0).close()
+    number = int(line)
+    first.append_message(session.id, Message(role="user", content=f"turn {number}"))
+    print("ACK", number, flush=True)
+"""
+
+SHORT_PROCESS = """
+import sys
+from hermes_core.store import SessionStore
+
+with SessionStore.open(sys.argv[1]) as store:
+    store.list_sessions()
+"""
+
+
+def _deleted_store_files(pid: int) -> list[str]:
+    """What the process has open of the store that no longer has a name (a deleted WAL)."""
+    found = []
+    for descriptor in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{descriptor}")
+        except OSError:
+            continue
+        if STATE_DB_NAME in target and target.endswith("(deleted)"):
+            found.append(target)
+    return found
+
+
+def _short_process(home: Path, kind: str) -> None:
+    if kind == "library":
+        command = [sys.executable, "-c", SHORT_PROCESS, str(home)]
+    else:
+        command = [hermes_command(), "--home", str(home), "sessions", "list", "--all"]
+    result = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("kind", ["library", "cli"])
+def test_short_processes_beside_a_writer_lose_nothing_it_acknowledged(
+    tmp_path: Path, kind: str
+) -> None:
+    writer = start_python(WRITER, str(tmp_path))
+    reader = LineReader(writer)
+    assert writer.stdin is not None
+    try:
+        first = reader.readline()
+        assert first is not None and first.startswith("SESSION "), first
+        session_id = first.split()[1]
+        acknowledged = []
+        for number in range(12):
+            writer.stdin.write(f"{number}\n".encode())
+            writer.stdin.flush()
+            assert reader.readline() == f"ACK {number}"
+            acknowledged.append(number)
+            _short_process(tmp_path, kind)
+            assert _deleted_store_files(writer.pid) == [], "the WAL was deleted under the writer"
+        writer.kill()
+        assert writer.wait(20) == -signal.SIGKILL
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait(20)
+    with sqlite3.connect(tmp_path / STATE_DB_NAME) as connection:
+        assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        stored = [
+            row[0]
+            for row in connection.execute(
+                "SELECT content FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
+            )
+        ]
+        counts = message_counts(connection)
+    assert stored == [f"turn {number}" for number in acknowledged]
+    assert counts[session_id] == (len(acknowledged), len(acknowledged))
