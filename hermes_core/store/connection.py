@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .errors import NotASessionStore, StoreUnavailable
+from .failures import FAILURE_CODES, primary_code, store_error
 
 BUSY_TIMEOUT_MS = 5_000
 WRITE_RETRY_SECONDS = 60.0
@@ -33,6 +34,8 @@ class StoreConnection(sqlite3.Connection):
     at once, instead of in SQLite's busy handler, which sleeps in steps of milliseconds."""
 
     write_lock: threading.Lock | None = None
+    store_path: Path | None = None
+    """The file this connection is on (for the store's error messages)."""
     _file_key: tuple[int, int] | None = None
 
     def close(self) -> None:
@@ -81,6 +84,7 @@ def _connect(path: Path, *, uri: str | None = None) -> StoreConnection:
             factory=StoreConnection,
         )
         assert isinstance(connection, StoreConnection)
+        connection.store_path = path
         key = key or _file_key(path)
         if key is not None:
             connection._file_key = key
@@ -126,10 +130,8 @@ def open_connection(
         connection.execute("PRAGMA foreign_keys = ON")
         connection.execute("PRAGMA journal_size_limit = 67108864")
         connection.execute("PRAGMA cache_size = -16384")
-    except sqlite3.DatabaseError as error:
-        raise StoreUnavailable(f"{path}: {error}") from error
-    except OSError as error:
-        raise StoreUnavailable(f"{path}: {error.strerror or error}") from error
+    except (sqlite3.Error, OSError) as error:
+        raise store_error(error, path) from error
     return connection
 
 
@@ -221,25 +223,34 @@ def write_transaction(
 def _write_transaction(
     connection: sqlite3.Connection, retry_seconds: float
 ) -> Iterator[sqlite3.Connection]:
+    path = getattr(connection, "store_path", None) or Path("state.db")
     deadline = time.monotonic() + retry_seconds
     while True:
         try:
             connection.execute("BEGIN IMMEDIATE")
             break
         except sqlite3.OperationalError as error:
-            if not _is_busy(error) or time.monotonic() >= deadline:
+            if not _is_busy(error):
+                raise store_error(error, path) from error
+            if time.monotonic() >= deadline:
                 raise StoreUnavailable(f"the session store stayed busy: {error}") from error
             import random  # only on contention: start-up time is a budget
 
             time.sleep(random.uniform(0.01, 0.1))
     try:
         yield connection
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(sqlite3.Error):
             connection.execute("ROLLBACK")
+        if isinstance(error, sqlite3.Error) and primary_code(error) in FAILURE_CODES:
+            raise store_error(error, path) from error  # the disk's or file's doing
         raise
-    else:
+    try:
         connection.execute("COMMIT")
+    except sqlite3.Error as error:
+        with contextlib.suppress(sqlite3.Error):
+            connection.execute("ROLLBACK")
+        raise store_error(error, path) from error
 
 
 WAL_CHECKPOINT_BYTES = 1 << 20

@@ -20,6 +20,21 @@ class StoreTooNew(StoreUnavailable):
     """The store was written by a newer version of Hermes sessions."""
 
 
+class StoreDamaged(StoreUnavailable):
+    """The file is damaged (SQLite says "malformed" or "not a database"): ``hermes sessions
+    repair`` salvages what is still readable."""
+
+
+class StoreFull(StoreError):
+    """The disk holding the store is full: the write was rolled back, nothing was written.
+    Not damage — repair is no help; free some space."""
+
+
+class StoreReadOnly(StoreError):
+    """The store (its file, folder or mount) cannot be written: reading still works, the
+    write was refused and nothing was written."""
+
+
 class SessionNotFound(StoreError):
     """No session matches an id, prefix or title."""
 

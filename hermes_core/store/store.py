@@ -32,7 +32,8 @@ from .connection import (
     wal_bytes,
     write_transaction,
 )
-from .errors import SessionNotFound, StoreUnavailable
+from .errors import SessionNotFound
+from .failures import store_error
 from .lookup import resolve_reference
 from .rows import (
     MESSAGE_COLUMNS,
@@ -89,9 +90,9 @@ class SessionStore:
         try:
             migrate(self._connection)
             self._connection.execute("SELECT count(*) FROM sessions LIMIT 1").fetchone()
-        except sqlite3.DatabaseError as error:
+        except sqlite3.Error as error:
             self._connection.close()
-            raise StoreUnavailable(f"{self.path}: {error}") from error
+            raise store_error(error, self.path) from error
         except BaseException:
             self._connection.close()
             raise
