@@ -6,8 +6,9 @@ from collections.abc import Iterator
 
 import pytest
 
-pytest_plugins = ["postgres_cluster"]
-"""``postgres_cluster`` / ``postgres_url`` fixtures for every folder."""
+pytest_plugins = ["postgres_cluster", "disks"]
+"""``postgres_cluster`` / ``postgres_url`` and the hostile disks (``small_disk``,
+``make_immutable``) for every folder."""
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -91,15 +91,20 @@ def _open_store(context: CliContext, console: ChatConsole) -> Iterator[tuple[Sto
     """The home's store and True; when it cannot be opened (R5), a throw-away store in a
     private temporary directory, deleted at exit, and False: the chat works, records nothing."""
     from hermes_core.chat.output import notice_line
-    from hermes_core.store import NotASessionStore, SessionStore, StoreUnavailable
+    from hermes_core.store import (
+        SessionStore,
+        StoreDamaged,
+        StoreFull,
+        StoreReadOnly,
+        StoreUnavailable,
+    )
 
     try:
         store = context.store
-    except StoreUnavailable as error:
+        store.require_writable()  # a chat writes every turn: a read-only store is no use
+    except (StoreUnavailable, StoreFull, StoreReadOnly) as error:
         way_back = (
-            ""
-            if isinstance(error, NotASessionStore)
-            else " 'hermes sessions repair' is the way back."
+            " 'hermes sessions repair' is the way back." if isinstance(error, StoreDamaged) else ""
         )
         notice_line(
             console,

@@ -58,21 +58,32 @@ def handle_user_errors(function: Callable[P, R]) -> Callable[P, R]:
 
     @functools.wraps(function)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        from hermes_core.store.errors import NotASessionStore, StoreUnavailable
-
         try:
             return function(*args, **kwargs)
         except _expected_errors() as error:
             if os.environ.get("HERMES_DEBUG"):
                 raise
-            if isinstance(error, NotASessionStore):
-                raise fail(str(error)) from None  # repairing another program's file: never
-            if isinstance(error, StoreUnavailable):
-                import typer
-
-                typer.echo(f"{STORE_UNAVAILABLE}: {error}", err=True)
-                typer.echo("  'hermes sessions repair' checks and repairs it.", err=True)
-                raise typer.Exit(1) from None
-            raise fail(str(error)) from None
+            raise report_store_failure(error) from None
 
     return wrapper
+
+
+def report_store_failure(error: BaseException) -> typer.Exit:
+    """Print what went wrong and return the Exit to raise. Only a damaged store gets the hint
+    to repair it: a full disk, a read-only file, a store made by a newer Hermes or another
+    program's database are not damage, and repair would not help."""
+    import typer
+
+    from hermes_core.store.errors import StoreDamaged, StoreUnavailable
+
+    if isinstance(error, StoreDamaged):
+        typer.echo(f"{STORE_UNAVAILABLE}: {error}", err=True)
+        typer.echo(f"  {REPAIR_HINT}", err=True)
+        return typer.Exit(1)
+    if type(error) is StoreUnavailable:
+        typer.echo(f"{STORE_UNAVAILABLE}: {error}", err=True)
+        return typer.Exit(1)
+    return fail(str(error))
+
+
+REPAIR_HINT = "'hermes sessions repair' salvages what is still readable."

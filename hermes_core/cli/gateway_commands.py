@@ -30,7 +30,9 @@ def register(app: typer.Typer) -> None:
         context = cli_context(ctx)
         config = context.config
         arm_auto_clean(context)
-        _ = context.store  # opening it runs the automatic clean-up when switched on (L3)
+        # Opening the store runs the automatic clean-up when switched on (L3); a store that
+        # cannot be written is refused now, not at the first message.
+        context.store.require_writable()
         store_url = context.store_url
         context.close()
         configure_logging()

@@ -22,6 +22,8 @@ def arm_auto_clean(context: CliContext) -> None:
         return
 
     def on_open(store: Store) -> None:
+        if store.read_only:
+            return  # nothing could be written; the command itself says so if it writes
         from .autoclean import run_auto_clean
 
         result = run_auto_clean(store, config)

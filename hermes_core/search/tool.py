@@ -114,7 +114,7 @@ SESSION_SEARCH_TOOL: dict[str, Any] = {
 def run_search(store: object, arguments: dict[str, Any]) -> dict[str, Any]:
     """One call against an open store (or its :class:`~hermes_core.store.protocol.SearchIndex`);
     errors an agent can cause become ``{"error"}``."""
-    from hermes_core.store.errors import StoreError
+    from hermes_core.store.errors import StoreDamaged, StoreError
     from hermes_core.store.search_queries import search_index_of
 
     from .browse import browse
@@ -132,12 +132,13 @@ def run_search(store: object, arguments: dict[str, Any]) -> dict[str, Any]:
         if parsed.form == "read":
             return read(index, parsed)
         return browse(index, parsed)
-    except (SearchArgumentError, StoreError) as error:
-        return {"error": str(error)}
-    except index.database_errors as error:  # a damaged or unreadable store, not the agent's doing
+    except (StoreDamaged, *index.database_errors) as error:  # type: ignore[misc]
+        # A damaged or unreadable store, not the agent's doing.
         return {
             "error": f"the session store cannot be read ({error}); try 'hermes sessions repair'"
         }
+    except (SearchArgumentError, StoreError) as error:
+        return {"error": str(error)}
 
 
 def session_search(store: object | None = None, /, **arguments: Any) -> dict[str, Any]:

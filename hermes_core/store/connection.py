@@ -13,10 +13,18 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
-from .errors import NotASessionStore, StoreUnavailable
+from .errors import (
+    NotASessionStore,
+    StoreDamaged,
+    StoreError,
+    StoreFull,
+    StoreReadOnly,
+    StoreUnavailable,
+)
 from .failures import FAILURE_CODES, primary_code, store_error
 
 BUSY_TIMEOUT_MS = 5_000
@@ -24,19 +32,97 @@ WRITE_RETRY_SECONDS = 60.0
 """How long a write keeps retrying a busy store before giving up with a clear error."""
 
 
+def _translated(error: sqlite3.Error, path: Path | None) -> BaseException:
+    """What to raise for ``error``: the store's own class when it says something about the
+    disk or the file (full, read-only, damaged, I/O), else ``error`` itself (a busy lock, a
+    query the full-text index refuses, a constraint: the callers handle those)."""
+    if primary_code(error) in FAILURE_CODES:
+        return store_error(error, path or Path("state.db"))
+    return error
+
+
+class StoreCursor(sqlite3.Cursor):
+    """A cursor whose failures of the disk or the file come out as the store's errors (DESIGN
+    §9), wherever they happen: running a statement or stepping through its rows (a damaged
+    page is often found only while reading)."""
+
+    def _path(self) -> Path | None:
+        return getattr(self.connection, "store_path", None)
+
+    def execute(self, sql: str, parameters: Any = (), /) -> StoreCursor:
+        try:
+            super().execute(sql, parameters)
+        except sqlite3.Error as error:
+            raise _translated(error, self._path()) from error
+        return self
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> StoreCursor:
+        try:
+            super().executemany(sql, parameters)
+        except sqlite3.Error as error:
+            raise _translated(error, self._path()) from error
+        return self
+
+    def fetchone(self) -> Any:
+        try:
+            return super().fetchone()
+        except sqlite3.Error as error:
+            raise _translated(error, self._path()) from error
+
+    def fetchmany(self, size: int | None = None) -> list[Any]:
+        try:
+            return super().fetchmany(self.arraysize if size is None else size)
+        except sqlite3.Error as error:
+            raise _translated(error, self._path()) from error
+
+    def fetchall(self) -> list[Any]:
+        try:
+            return super().fetchall()
+        except sqlite3.Error as error:
+            raise _translated(error, self._path()) from error
+
+    def __next__(self) -> Any:
+        try:
+            return super().__next__()
+        except sqlite3.Error as error:
+            raise _translated(error, self._path()) from error
+
+
 class StoreConnection(sqlite3.Connection):
     """A connection the store opened on its file, counted in this process's register of
     open store files (see :data:`_open_files`) until it is closed.
 
-    Its write transactions also take the lock shared with the other connections of this
-    process (``write_lock``), when one is given: threads that each have their own
-    connection (the gateway's workers) then queue for the write lock in Python, handed over
-    at once, instead of in SQLite's busy handler, which sleeps in steps of milliseconds."""
+    Its statements run on :class:`StoreCursor`: what SQLite raises about the disk or the file
+    reaches callers as the store's errors. Its write transactions also take the lock shared
+    with the other connections of this process (``write_lock``), when one is given: threads
+    that each have their own connection (the gateway's workers) then queue for the write lock
+    in Python, handed over at once, instead of in SQLite's busy handler, which sleeps in steps
+    of milliseconds."""
 
     write_lock: threading.Lock | None = None
     store_path: Path | None = None
     """The file this connection is on (for the store's error messages)."""
+    write_refusal: StoreError | None = None
+    """Why this connection may only read (a read-only or full disk): raised, as a new error
+    of the same class and message, by every write transaction."""
     _file_key: tuple[int, int] | None = None
+
+    def cursor(self, factory: Any = StoreCursor) -> Any:
+        return super().cursor(factory)
+
+    def execute(self, sql: str, parameters: Any = (), /) -> StoreCursor:
+        cursor: StoreCursor = self.cursor()
+        return cursor.execute(sql, parameters)
+
+    def executemany(self, sql: str, parameters: Iterable[Any], /) -> StoreCursor:
+        cursor: StoreCursor = self.cursor()
+        return cursor.executemany(sql, parameters)
+
+    def executescript(self, script: str, /) -> sqlite3.Cursor:
+        try:
+            return super().executescript(script)
+        except sqlite3.Error as error:
+            raise _translated(error, self.store_path) from error
 
     def close(self) -> None:
         super().close()  # counted until really closed: no header read meanwhile
@@ -99,9 +185,43 @@ def holds_open(path: Path) -> bool:
         return key is not None and key in _open_files
 
 
-def read_only_uri(path: Path) -> str:
-    """The URI that opens ``path`` read-only (any character of the path quoted)."""
-    return path.absolute().as_uri() + "?mode=ro"
+def read_only_uri(path: Path, *, immutable: bool = False) -> str:
+    """The URI that opens ``path`` read-only (any character of the path quoted); with
+    ``immutable``, SQLite also skips locks and the write-ahead log (see :func:`open_reader`)."""
+    return path.absolute().as_uri() + ("?immutable=1" if immutable else "?mode=ro")
+
+
+def open_reader(path: Path, refusal: StoreError) -> StoreConnection:
+    """Open a store that cannot be written here (``refusal`` says why) for reading.
+
+    SQLite reads a WAL-mode file read-only when its ``-wal`` and ``-shm`` files exist or can
+    be made. On a read-only mount or a full disk they often cannot; then the file is opened
+    *immutable* (no locks, no log) — complete only when the write-ahead log is empty or
+    gone, so a non-empty log that cannot be read is refused instead of being ignored."""
+    if not path.exists():
+        raise refusal
+    try:
+        connection = _connect(path, uri=read_only_uri(path))
+        try:
+            connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except BaseException:
+            connection.close()
+            raise
+    except (sqlite3.OperationalError, StoreUnavailable, StoreFull, StoreReadOnly) as error:
+        if isinstance(error, StoreDamaged):
+            raise
+        if wal_bytes(path):
+            raise type(refusal)(
+                f"{refusal}; and its write-ahead log cannot be read from here ({error})"
+            ) from error
+        try:
+            connection = _connect(path, uri=read_only_uri(path, immutable=True))
+        except sqlite3.Error as failure:
+            raise store_error(failure, path) from failure
+    connection.write_refusal = refusal
+    _refuse_foreign_schema(connection, path)  # closes the connection when it refuses
+    return connection
 
 
 def open_connection(
@@ -212,6 +332,9 @@ def write_transaction(
     busy timeout; that is retried with jittered back-off for up to ``retry_seconds``. Once the
     lock is held the body runs exactly once.
     """
+    refusal = getattr(connection, "write_refusal", None)
+    if refusal is not None:
+        raise type(refusal)(str(refusal))
     lock = getattr(connection, "write_lock", None)
     if lock is not None:
         with lock:
@@ -239,18 +362,24 @@ def _write_transaction(
             time.sleep(random.uniform(0.01, 0.1))
     try:
         yield connection
-    except BaseException as error:
-        with contextlib.suppress(sqlite3.Error):
-            connection.execute("ROLLBACK")
-        if isinstance(error, sqlite3.Error) and primary_code(error) in FAILURE_CODES:
-            raise store_error(error, path) from error  # the disk's or file's doing
+    except BaseException:
+        _roll_back(connection)
         raise
     try:
         connection.execute("COMMIT")
+    except StoreError:
+        _roll_back(connection)  # the disk's or the file's doing (see StoreCursor)
+        raise
     except sqlite3.Error as error:
-        with contextlib.suppress(sqlite3.Error):
-            connection.execute("ROLLBACK")
+        _roll_back(connection)
         raise store_error(error, path) from error
+
+
+def _roll_back(connection: sqlite3.Connection) -> None:
+    """End the failed transaction; a rollback that fails too (the disk is gone) changes
+    nothing: SQLite rolls back on its own when the connection next reads or closes."""
+    with contextlib.suppress(sqlite3.Error, StoreError):
+        connection.execute("ROLLBACK")
 
 
 WAL_CHECKPOINT_BYTES = 1 << 20

@@ -28,7 +28,7 @@ SQLITE_PERM = 3
 SQLITE_AUTH = 23
 
 FAILURE_CODES = frozenset(
-    {SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_READONLY, SQLITE_NOTADB}
+    {SQLITE_IOERR, SQLITE_CORRUPT, SQLITE_FULL, SQLITE_READONLY, SQLITE_NOTADB, SQLITE_CANTOPEN}
 )
 """Codes that say something about the disk or the file, never about what was asked: always
 turned into the store's error classes, wherever they are raised."""
@@ -91,3 +91,24 @@ def store_error(error: sqlite3.Error | OSError, path: Path) -> StoreError:
     if code in (SQLITE_BUSY, SQLITE_LOCKED):
         return StoreUnavailable(f"the session store stayed busy: {error}")
     return StoreUnavailable(f"{path}: {error}")
+
+
+def write_refusal(path: Path) -> StoreReadOnly | None:
+    """Why the store at ``path`` cannot be written in this process, found without opening
+    the file (``access``, as the kernel would answer a write: a read-only mount, an immutable
+    file, missing permissions), or None when it can be. SQLite also needs to create the
+    write-ahead log and shared-memory files beside it when they are missing."""
+    folder = path.parent
+    if not path.exists():
+        while not folder.exists() and folder != folder.parent:
+            folder = folder.parent  # the folders missing would be made in the nearest one
+        return None if os.access(folder, os.W_OK) else read_only_error(path)
+    if not os.access(path, os.W_OK):
+        return read_only_error(path)
+    for companion in (Path(f"{path}-wal"), Path(f"{path}-shm")):
+        if companion.exists():
+            if not os.access(companion, os.W_OK):
+                return read_only_error(path)
+        elif not os.access(folder, os.W_OK):
+            return read_only_error(path)
+    return None

@@ -23,6 +23,8 @@ import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 
+from .errors import StoreDamaged
+
 TOOL_OUTPUT_INDEXED_CHARS = 2000
 """How much of a tool's output is searchable. Changing it needs a migration that rebuilds."""
 
@@ -108,8 +110,8 @@ def check(connection: sqlite3.Connection) -> str | None:
         connection.execute(
             "INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)"
         )
-    except sqlite3.DatabaseError as error:
-        return f"full-text index out of step with messages ({error})"
+    except (sqlite3.DatabaseError, StoreDamaged) as error:
+        return f"full-text index out of step with messages ({error.__cause__ or error})"
     indexed = connection.execute("SELECT count(*) FROM messages_cjk").fetchone()[0]
     orphaned = connection.execute(
         "SELECT count(*) FROM messages_cjk WHERE rowid NOT IN (SELECT id FROM messages)"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from . import fulltext
 from .connection import open_connection, write_transaction
+from .errors import StoreDamaged
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,13 +156,13 @@ def find_problems(connection: sqlite3.Connection) -> list[str]:
     problems: list[str] = []
     try:
         rows = [row[0] for row in connection.execute("PRAGMA integrity_check(20)")]
-    except sqlite3.DatabaseError as error:
+    except (sqlite3.DatabaseError, StoreDamaged) as error:
         return [f"integrity check failed to run: {error}"]
     if rows != ["ok"]:
         problems.extend(f"integrity: {row}" for row in rows)
     try:
         index_problem = fulltext.check(connection)
-    except sqlite3.DatabaseError as error:
+    except (sqlite3.DatabaseError, StoreDamaged) as error:
         index_problem = f"full-text index unreadable ({error})"
     if index_problem:
         problems.append(index_problem)

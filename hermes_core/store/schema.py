@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 
 from . import fulltext
 from .connection import write_transaction
-from .errors import StoreTooNew, StoreUnavailable
+from .errors import StoreError, StoreTooNew, StoreUnavailable
+from .failures import shown
 
 TOOL_OUTPUT_INDEXED_CHARS = fulltext.TOOL_OUTPUT_INDEXED_CHARS
 
@@ -194,17 +196,41 @@ def schema_version(connection: sqlite3.Connection) -> int:
     return version
 
 
-def migrate(connection: sqlite3.Connection, *, target: int = SCHEMA_VERSION) -> int:
-    """Bring the store up to ``target``; returns the version it was at before."""
+def _readable_version(connection: sqlite3.Connection) -> int:
+    """The store's schema version; raises :class:`StoreTooNew` past what this code knows."""
     try:
         found = schema_version(connection)
     except sqlite3.DatabaseError as error:
         raise StoreUnavailable(f"cannot read the store: {error}") from error
     if found > SCHEMA_VERSION:
-        raise StoreTooNew(
-            f"this session store was written by a newer Hermes sessions (schema v{found}; this "
-            f"version understands up to v{SCHEMA_VERSION}): upgrade hermes-sessions to use it"
+        path = getattr(connection, "store_path", None)
+        raise StoreTooNew(too_new_message(found, path))
+    return found
+
+
+def too_new_message(found: int, path: Path | None) -> str:
+    """What is said of a store made by a newer Hermes (every command, ``repair`` too)."""
+    where = shown(path) if path is not None else "the session store"
+    return (
+        f"{where} was made by a newer Hermes (schema {found}, this one knows "
+        f"{SCHEMA_VERSION}): upgrade hermes-sessions"
+    )
+
+
+def check_readable_schema(connection: sqlite3.Connection, refusal: StoreError) -> None:
+    """For a store opened read-only: its schema must be this version's exactly (an older
+    one needs an upgrade, which is a write; ``refusal`` says why it cannot be written)."""
+    found = _readable_version(connection)
+    if found < SCHEMA_VERSION:
+        raise type(refusal)(
+            f"{refusal}; it was made by an older Hermes (schema {found}) and must be upgraded "
+            "before this one can read it, which needs writing"
         )
+
+
+def migrate(connection: sqlite3.Connection, *, target: int = SCHEMA_VERSION) -> int:
+    """Bring the store up to ``target``; returns the version it was at before."""
+    found = _readable_version(connection)
     if found >= target:
         return found
     with write_transaction(connection):

@@ -29,11 +29,12 @@ from .connection import (
     WAL_INLINE_CHECKPOINT_BYTES,
     BackgroundCheckpointer,
     open_connection,
+    open_reader,
     wal_bytes,
     write_transaction,
 )
-from .errors import SessionNotFound
-from .failures import store_error
+from .errors import SessionNotFound, StoreError, StoreFull, StoreReadOnly
+from .failures import store_error, write_refusal
 from .lookup import resolve_reference
 from .rows import (
     MESSAGE_COLUMNS,
@@ -42,7 +43,7 @@ from .rows import (
     message_from_row,
     session_from_row,
 )
-from .schema import migrate
+from .schema import check_readable_schema, migrate
 from .state_meta import list_state as _list_state
 from .state_meta import read_state as _read_state
 from .state_meta import write_state as _write_state
@@ -86,20 +87,13 @@ class SessionStore:
         sleeping busy handler."""
         self.path = Path(path)
         self._events = events
-        self._connection = open_connection(self.path, write_lock=write_lock)
-        try:
-            migrate(self._connection)
-            self._connection.execute("SELECT count(*) FROM sessions LIMIT 1").fetchone()
-        except sqlite3.Error as error:
-            self._connection.close()
-            raise store_error(error, self.path) from error
-        except BaseException:
-            self._connection.close()
-            raise
+        self._connection = _open_and_migrate(self.path, write_lock)
         self._title_threads: list[threading.Thread] = []
-        # Checkpoints run off the writer's thread (see BackgroundCheckpointer).
-        self._connection.execute("PRAGMA wal_autocheckpoint = 0")
-        self._checkpointer = BackgroundCheckpointer(self.path)
+        self._checkpointer: BackgroundCheckpointer | None = None
+        if not self.read_only:
+            # Checkpoints run off the writer's thread (see BackgroundCheckpointer).
+            self._connection.execute("PRAGMA wal_autocheckpoint = 0")
+            self._checkpointer = BackgroundCheckpointer(self.path)
         self._writes_since_wal_check = 0
 
     # The facets are made on first use: a chat start needs none of their modules.
@@ -161,10 +155,25 @@ class SessionStore:
         """Where this store lives, as a ``store.url``."""
         return f"sqlite:///{self.path}"
 
+    @property
+    def read_only(self) -> bool:
+        """True when the store was opened for reading only: its file, folder or disk cannot
+        be written (a read-only mount, an immutable file, a full disk). Every write then
+        raises :class:`~.errors.StoreReadOnly` (or :class:`~.errors.StoreFull`)."""
+        return getattr(self._connection, "write_refusal", None) is not None
+
+    def require_writable(self) -> None:
+        """Raise what a write would raise when the store is read-only (commands that would
+        write much, such as the gateway, refuse at start rather than at their first write)."""
+        refusal = getattr(self._connection, "write_refusal", None)
+        if refusal is not None:
+            raise type(refusal)(str(refusal))
+
     def close(self) -> None:
         """Wait briefly for automatic titles in flight, then close the connection."""
         self.wait_for_titles(timeout=5.0)
-        self._checkpointer.stop()
+        if self._checkpointer is not None:
+            self._checkpointer.stop()
         self._connection.close()
 
     def _after_write(self) -> None:
@@ -748,6 +757,44 @@ class SessionStore:
         """Wait for automatic titles being generated in the background (tests, shutdown)."""
         for thread in list(self._title_threads):
             thread.join(timeout)
+
+
+def _open_and_migrate(path: Path, write_lock: threading.Lock | None) -> sqlite3.Connection:
+    """The store's connection, its schema brought up to date. A store that cannot be written
+    here (see :func:`~.failures.write_refusal`; or a disk too full to open it for writing) is
+    opened for reading: reading commands still work, writes are refused in one line."""
+    refusal: StoreError | None = write_refusal(path)
+    if refusal is None:
+        try:
+            connection = open_connection(path, write_lock=write_lock)
+        except (StoreFull, StoreReadOnly) as refused:
+            refusal = refused
+        else:
+            try:
+                migrate(connection)
+                connection.execute("SELECT count(*) FROM sessions LIMIT 1").fetchone()
+            except (StoreFull, StoreReadOnly) as refused:
+                connection.close()
+                refusal = refused
+            except sqlite3.Error as error:
+                connection.close()
+                raise store_error(error, path) from error
+            except BaseException:
+                connection.close()
+                raise
+            else:
+                return connection
+    connection = open_reader(path, refusal)
+    try:
+        check_readable_schema(connection, refusal)
+        connection.execute("SELECT count(*) FROM sessions LIMIT 1").fetchone()
+    except sqlite3.Error as error:
+        connection.close()
+        raise store_error(error, path) from error
+    except BaseException:
+        connection.close()
+        raise
+    return connection
 
 
 _INHERITED_FIELDS = (

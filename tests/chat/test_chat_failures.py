@@ -9,6 +9,7 @@ import socket
 import sqlite3
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pexpect
@@ -25,6 +26,8 @@ from chat_helpers import (
 )
 from installed_hermes import hermes_command
 from standins.openai_server import OpenAIStandIn, Reply, ScriptedToolCall
+
+from hermes_core.store import SessionStore
 
 FAST_FAILURES = "model:\n  max_retries: 1\n  timeout_seconds: 1.5\n"
 
@@ -169,6 +172,33 @@ def test_a_broken_store_gives_an_unrecorded_chat(tmp_path: Path, server: OpenAIS
     child.close()
     assert child.exitstatus == 0
     assert (home / "state.db").read_bytes() == garbage
+
+
+def test_a_read_only_store_gives_an_unrecorded_chat_said_at_start(
+    tmp_path: Path, server: OpenAIStandIn, make_immutable: Callable[[Path], None]
+) -> None:
+    """An immutable ``state.db`` (``chattr +i``: root cannot write it either) is read, but a
+    chat would fail at its first message: it says so at start and records nothing."""
+    server.add(Reply(text="Answered anyway."))
+    home = tmp_path / "home"
+    with SessionStore.open(home) as store:
+        store.create_session("cli", title="kept as it was")
+    make_immutable(home / "state.db")
+    before = (home / "state.db").read_bytes()
+    child = spawn_chat(chat_env(tmp_path, server), "chat")
+    child.expect("⚠ Session store unavailable")
+    child.expect("is read-only")
+    child.expect("This chat is not recorded")
+    say(child, "are you there?")
+    child.expect("Answered anyway.")
+    wait_prompt(child)
+    assert "Traceback" not in (child.before or "")
+    child.sendcontrol("d")
+    child.expect("This chat was not recorded")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert (home / "state.db").read_bytes() == before
 
 
 def test_no_provider_is_one_line_and_the_rest_still_works(tmp_path: Path) -> None:

@@ -89,6 +89,14 @@ class PostgresStore:
         """Where this store lives, as a ``store.url`` (password hidden)."""
         return self._shown
 
+    @property
+    def read_only(self) -> bool:
+        """Always False: a role that may not write is refused by the server at each write."""
+        return False
+
+    def require_writable(self) -> None:
+        """Nothing to check before writing (see :attr:`read_only`)."""
+
     def close(self) -> None:
         """Wait briefly for automatic titles in flight, then give back the connections
         (closing twice does nothing)."""
