@@ -24,6 +24,7 @@ from chat_helpers import (
     wait_prompt,
     write_config,
 )
+from disks import SmallDisk
 from installed_hermes import hermes_command
 from standins.openai_server import OpenAIStandIn, Reply, ScriptedToolCall
 
@@ -199,6 +200,38 @@ def test_a_read_only_store_gives_an_unrecorded_chat_said_at_start(
     child.close()
     assert child.exitstatus == 0
     assert (home / "state.db").read_bytes() == before
+
+
+def test_a_disk_filling_up_mid_chat_is_one_line_and_the_chat_goes_on(
+    tmp_path: Path, server: OpenAIStandIn, small_disk: SmallDisk
+) -> None:
+    """The home on an 8 MB tmpfs that fills while the chat runs: the message that cannot be
+    stored is one line (no answer is asked for what was not recorded), the next one, once
+    there is room, is answered and kept, and nothing said before is lost."""
+    server.add(Reply(text="First answer."), Reply(text="Second answer."))
+    env = chat_env(tmp_path, server)
+    env["HERMES_HOME"] = str(small_disk.mount / "home")
+    child = spawn_chat(env, "chat")
+    say(child, "before the disk filled")
+    child.expect("First answer.")
+    wait_prompt(child)  # the answer is stored before the prompt comes back
+    small_disk.fill()
+    child.send("no room for this\r")
+    child.expect(r"✗ [^\r\n]*is full; nothing was written")
+    small_disk.free()
+    say(child, "once there was room")
+    child.expect("Second answer.")
+    assert "Traceback" not in (child.before or "")
+    quit_chat(child)
+    with SessionStore.open(small_disk.mount / "home") as store:
+        (session,) = store.select_sessions(None)
+        kept = [(m.role, m.content) for m in store.messages(session.id)]
+    assert kept == [
+        ("user", "before the disk filled"),
+        ("assistant", "First answer."),
+        ("user", "once there was room"),
+        ("assistant", "Second answer."),
+    ]
 
 
 def test_no_provider_is_one_line_and_the_rest_still_works(tmp_path: Path) -> None:

@@ -71,11 +71,12 @@ def environment(home: Path) -> dict[str, str]:
 
 
 class GatewayProcess:
-    """``hermes gateway run`` in a subprocess; stderr goes to ``log``."""
+    """``hermes gateway run`` in a subprocess; stderr goes to ``log`` (in the home, or in
+    ``log_folder`` when the home's disk is made to fail)."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, *, log_folder: Path | None = None) -> None:
         self.home = home
-        self.log = home / f"gateway-{time.monotonic_ns()}.log"
+        self.log = (log_folder or home) / f"gateway-{time.monotonic_ns()}.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.addresses: dict[str, str] = {}
 
