@@ -104,11 +104,11 @@ def _open_store(context: CliContext, console: ChatConsole) -> Iterator[tuple[Sto
         store.require_writable()  # a chat writes every turn: a read-only store is no use
     except (StoreUnavailable, StoreFull, StoreReadOnly) as error:
         way_back = (
-            " 'hermes sessions repair' is the way back." if isinstance(error, StoreDamaged) else ""
+            "; 'hermes sessions repair' is the way back" if isinstance(error, StoreDamaged) else ""
         )
         notice_line(
             console,
-            f"{STORE_UNAVAILABLE} — {error}. This chat is not recorded;{way_back}",
+            f"{STORE_UNAVAILABLE} — {error}. This chat is not recorded{way_back}.",
             "bold ansiyellow",
         )
     else:
