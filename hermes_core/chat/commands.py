@@ -128,7 +128,12 @@ def _save(context: SlashContext, argument: str) -> bool:
     conversation = context.conversation
     if not conversation.started:
         raise ChatError("nothing to save yet: send a message first")
-    path = save_snapshot(conversation.store, context.home, conversation.session_id)
+    from hermes_core.files import OutputError
+
+    try:
+        path = save_snapshot(conversation.store, context.home, conversation.session_id)
+    except OutputError as error:
+        raise ChatError(str(error)) from None
     _say(context, f"✓ Saved a snapshot to {path}", "ansigreen")
     return False
 

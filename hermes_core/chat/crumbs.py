@@ -103,12 +103,11 @@ class CrumbJar:
             "terminal": key,
             "written_at": time.time() if now is None else now,
         }
-        path = self.path_for(key)
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        try:
+        from hermes_core.files import AtomicFile
+
+        # Not fsynced (durable=False): a crumb lost in a crash costs one ``-c``, while an fsync
+        # would cost every chat start. A full disk leaves no temporary file behind.
+        with contextlib.suppress(OSError):
             self.directory.mkdir(parents=True, exist_ok=True)
-            temporary.write_text(json.dumps(record), encoding="utf-8")
-            os.replace(temporary, path)
-        except OSError:
-            with contextlib.suppress(OSError):
-                temporary.unlink(missing_ok=True)
+            with AtomicFile(self.path_for(key), durable=False) as out:
+                out.write(json.dumps(record).encode("utf-8"))

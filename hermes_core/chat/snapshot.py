@@ -4,10 +4,8 @@ the store stays the only index."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
-import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,20 +34,22 @@ def snapshot_document(store: Store, session_id: str) -> dict[str, Any]:
 
 
 def save_snapshot(store: Store, home: Path, session_id: str) -> Path:
-    """Write the snapshot of ``session_id`` atomically (a temporary file renamed over the
-    old snapshot: a crash leaves the previous one or the new one, never half of one)."""
+    """Write the snapshot of ``session_id`` atomically, mode 0600 (a temporary file renamed
+    over the old snapshot: a crash leaves the previous one or the new one, never half of one).
+
+    Raises :class:`~hermes_core.files.OutputError` when it cannot be written (a full disk);
+    the temporary file is gone then and the previous snapshot is as it was.
+    """
+    from hermes_core.files import AtomicFile
+    from hermes_core.files.errors import cannot_write
+
     path = snapshot_path(home, session_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    document = snapshot_document(store, session_id)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with temporary.open("w", encoding="utf-8") as handle:
-            json.dump(document, handle, ensure_ascii=False, indent=2)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temporary.unlink()
-        raise
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise cannot_write(path, error, target_untouched=True) from error
+    document = snapshot_document(store, session_id)
+    text = json.dumps(document, ensure_ascii=False, indent=2)
+    with AtomicFile(path) as out:
+        out.write(text.encode("utf-8"))
     return path

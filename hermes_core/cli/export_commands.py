@@ -2,7 +2,8 @@
 
 The command only parses options and prints; the export engine (``hermes_core.exporting``)
 checks the request, selects, redacts and drives the exporter plugin. Messages go to stderr
-when the export itself goes to stdout, so ``-`` output stays clean for a pipe.
+when the export itself goes to stdout (``-``, ``/dev/stdout``), so the output stays clean for
+a pipe.
 """
 
 from __future__ import annotations
@@ -64,8 +65,9 @@ def _checked_choice(flag: str, value: str | None, allowed: tuple[str, ...]) -> s
 
 
 def _say(plan: ExportPlan | None, line: str) -> None:
-    """A message for the person: on stderr when the export writes to stdout."""
-    to_stderr = plan is not None and plan.layout.mode == "stdout"
+    """A message for the person: on stderr when the export writes where stdout goes (``-``,
+    ``/dev/stdout``)."""
+    to_stderr = plan is not None and plan.layout.messages_to_stderr
     typer.echo(line, err=to_stderr)
 
 

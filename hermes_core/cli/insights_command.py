@@ -69,15 +69,16 @@ def register(app: typer.Typer) -> None:
         given = {name: str(value) for name, value in filter_options.items() if value is not None}
         report = build_report(context.store.insight_rows(selection), prices, filters=given)
         if target is not None:
+            from hermes_core.files import OutputError, writes_to_standard_output
             from hermes_core.insights.html_page import write_page
 
             try:
                 write_page(report, target)
-            except OSError as error:
-                raise UserError(f"cannot write {target}: {error.strerror or error}") from None
+            except OutputError as error:
+                raise UserError(str(error)) from None
             typer.echo(
                 f"Wrote insights over {report.totals.sessions:,} session(s) to {target}",
-                err=as_json,
+                err=as_json or writes_to_standard_output(target),
             )
         if as_json:
             from hermes_core.insights.json_report import report_as_json
@@ -92,10 +93,17 @@ def register(app: typer.Typer) -> None:
 
 
 def _checked_target(path: Path) -> Path:
-    """Where ``--html`` writes; refused before any work when it cannot be a file."""
+    """Where ``--html`` writes; refused before any work when it cannot be a file (a device,
+    a FIFO or ``/dev/stdout`` is written in place: see ``hermes_core.files``)."""
+    from hermes_core.files import OutputError, output_kind
+
     target = path.expanduser()
     if target.is_dir():
         raise UserError(f"--html {path}: is a directory; name the file to write")
     if not target.parent.is_dir():
         raise UserError(f"--html {path}: the folder {target.parent} does not exist")
+    try:
+        output_kind(target)
+    except OutputError as error:  # a block device or a socket
+        raise UserError(str(error)) from None
     return target

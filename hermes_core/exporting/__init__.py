@@ -9,6 +9,8 @@ session only once each of its files is re-read and re-hashed.
 
 from __future__ import annotations
 
+from hermes_core.files import AtomicFile
+
 from .engine import (
     ExportPlan,
     ExportReport,
@@ -25,7 +27,7 @@ from .errors import ExportError
 from .formats import KNOWN_DISTRIBUTIONS, ExporterTraits, find_exporter
 from .manifest import MANIFEST_NAME, read_manifest
 from .request import ExportRequest
-from .sink import AtomicFile, FileSink
+from .sink import FileSink
 
 __all__ = [
     "KNOWN_DISTRIBUTIONS",

@@ -23,6 +23,7 @@ from hermes_hookspecs import (
     UserFacingError,
 )
 
+from hermes_core.files import OutputError
 from hermes_core.plugins import PluginHost
 from hermes_core.selection.options import filter_from_options
 from hermes_core.store.protocol import Store
@@ -185,6 +186,9 @@ def _export(
         result = plan.exporter.export(records, sink, options)
     except BrokenPipeError:
         raise  # the reader of stdout went away (``| head``): not an export failure
+    except OutputError as error:  # it names the file and what became of it
+        before = f" ({sink.files_written} file(s) before it were written)"
+        raise ExportError(f"{error}{before if sink.files_written else ''}") from error
     except (OSError, UserFacingError) as error:
         raise ExportError(f"the {plan.request.format} export failed: {error}") from error
     sink.finish()
@@ -241,9 +245,14 @@ def _maybe_manifest(
     if layout.mode != "directory" or not separate or not files:
         return None
     assert layout.destination is not None
-    return write_manifest(
-        layout.destination, files, format_name=plan.request.format, lineage_of=lineage_of
-    )
+    try:
+        return write_manifest(
+            layout.destination, files, format_name=plan.request.format, lineage_of=lineage_of
+        )
+    except OutputError as error:
+        raise ExportError(
+            f"{error} (the {len(files)} exported file(s) were written; the manifest is as it was)"
+        ) from error
 
 
 @dataclass(slots=True)

@@ -4,6 +4,9 @@ The layout follows from OUTPUT, the format's traits and the selection: ``-`` is 
 one-file-per-session format writes into a directory (default ``$HERMES_HOME/session-exports``)
 unless one session goes to a named file; the other formats write one file (a directory given
 as OUTPUT gets a file named by the exporter). ``--only user-prompts`` always writes one file.
+An OUTPUT that is written in place (``/dev/null``, a FIFO, ``/dev/stdout``, ``/dev/fd/63``)
+is one file: one session of any format may go there, several sessions of a
+one-file-per-session format may not.
 """
 
 from __future__ import annotations
@@ -15,6 +18,8 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from hermes_core.files import OutputError, output_kind, writes_to_standard_output
 
 from .errors import ExportError
 from .formats import ExporterTraits
@@ -35,6 +40,18 @@ class ExportLayout:
     def sink(self) -> FileSink:
         """A fresh sink for this layout."""
         return FileSink(self.mode, self.destination)
+
+    @property
+    def messages_to_stderr(self) -> bool:
+        """The export goes where stdout goes (``-``, ``/dev/stdout``): messages must not mix
+        into it."""
+        if self.mode == "stdout":
+            return True
+        return (
+            self.mode == "file"
+            and self.destination is not None
+            and writes_to_standard_output(self.destination)
+        )
 
     def describe(self) -> str:
         """Where the export goes, for messages."""
@@ -57,6 +74,14 @@ class ExportLayout:
 
 def _names_directory(output: str) -> bool:
     return output.endswith(("/", os.sep)) or Path(output).expanduser().is_dir()
+
+
+def _written_in_place(path: Path) -> bool:
+    """``path`` is a device, a FIFO or a descriptor (never replaced: see hermes_core.files)."""
+    try:
+        return output_kind(path) == "through"
+    except OutputError as error:  # a block device or a socket
+        raise ExportError(str(error)) from None
 
 
 def choose_layout(
@@ -83,7 +108,7 @@ def choose_layout(
         folder = Path(output).expanduser() if output else home / EXPORTS_FOLDER
         if folder.exists() and not folder.is_dir():
             raise ExportError(
-                f"{folder} is a file; --delete-after-verified needs a directory for its files"
+                f"{folder} is not a directory; --delete-after-verified needs one for its files"
             )
         return ExportLayout("directory", folder)
     if output == "-":
@@ -102,6 +127,13 @@ def choose_layout(
     path = Path(output).expanduser()
     if _names_directory(output):
         return ExportLayout("directory", path)
+    if _written_in_place(path):
+        if per_session and not single_session:
+            raise ExportError(
+                f"several sessions make several files, which cannot all go to {path}; give a "
+                "directory as OUTPUT (or select one session with --session-id)"
+            )
+        return ExportLayout("file", path)
     if per_session and not (single_session and path.suffix):
         if path.exists():
             raise ExportError(

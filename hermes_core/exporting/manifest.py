@@ -16,7 +16,7 @@ from typing import Any
 
 from hermes_hookspecs import ExportedFile
 
-from .sink import AtomicFile
+from hermes_core.files import AtomicFile
 
 MANIFEST_NAME = "manifest.jsonl"
 

@@ -1,93 +1,30 @@
-"""Where exporters write: files created 0600 and replaced atomically, or stdout.
+"""Where exporters write: files created 0600 and replaced atomically, devices written in
+place, or stdout.
 
 An exporter never opens files itself; it asks the :class:`FileSink` the core hands it
-(``ExportSink`` in the contract). Every file is written to a temporary file in the same
-directory (created 0600), flushed and fsynced, then renamed over its target, and the directory
-is fsynced (by the sink once per folder when the export ends): a crash leaves either the old
-file or the new one, never half of one. A file whose ``with`` block raises is thrown away.
+(``ExportSink`` in the contract). A file is written to a temporary file in the same directory
+(created 0600), flushed and fsynced, then renamed over its target, and the directory is fsynced
+(by the sink once per folder when the export ends): a crash leaves either the old file or the
+new one, never half of one. One named OUTPUT that is not a regular file (``/dev/null``, a FIFO,
+``/dev/stdout``, a process substitution's ``/dev/fd/63``) is written in place instead
+(:func:`hermes_core.files.open_output` decides). A file whose ``with`` block raises, or whose
+writing fails (a full disk), is thrown away: its temporary file is removed, the target is left
+as it was, and the failure is an :class:`~hermes_core.files.OutputError` naming the file.
 """
 
 from __future__ import annotations
 
 import io
-import os
 import sys
-import tempfile
 from pathlib import Path, PurePosixPath
-from types import TracebackType
 from typing import Any, BinaryIO, Literal, cast
+
+from hermes_core.files import AtomicFile, OutputFile, fsync_directory, open_output
+from hermes_core.files.errors import cannot_write
 
 from .errors import ExportError
 
 SinkMode = Literal["stdout", "file", "directory"]
-
-
-class AtomicFile(io.BufferedWriter):
-    """A file that appears under its name only once it is complete and on disk."""
-
-    def __init__(self, target: Path, *, sync_directory: bool = True) -> None:
-        self.target = target
-        self._sync_directory = sync_directory
-        descriptor, temporary = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".partial", dir=target.parent
-        )  # mkstemp creates the file 0600
-        self._temporary = Path(temporary)
-        self._discard = False
-        super().__init__(io.FileIO(descriptor, "wb"))
-
-    def discard(self) -> None:
-        """Drop what was written: the target is left as it was."""
-        self._discard = True
-        self.close()
-
-    def close(self) -> None:
-        if self.closed:
-            return
-        try:
-            if not self._discard:
-                self.flush()
-                os.fsync(self.fileno())
-        except BaseException:
-            self._discard = True
-            raise
-        finally:
-            super().close()
-            if self._discard:
-                self._temporary.unlink(missing_ok=True)
-        if self._discard:
-            return
-        os.replace(self._temporary, self.target)
-        if self._sync_directory:
-            _fsync_directory(self.target.parent)
-
-    def __del__(self) -> None:
-        # A handle nobody closed was abandoned half-way: never let it replace the target.
-        if not self.closed:
-            self._discard = True
-            self.close()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        if exc_type is not None:
-            self._discard = True
-        self.close()
-
-
-def _fsync_directory(directory: Path) -> None:
-    try:
-        descriptor = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:
-        pass  # some filesystems cannot fsync a directory; the rename is still atomic
-    finally:
-        os.close(descriptor)
 
 
 class _StreamRaw(io.RawIOBase):
@@ -145,11 +82,15 @@ class FileSink:
     def finish(self) -> None:
         """Make the renames of every completed file durable (one fsync per folder written)."""
         for folder in sorted(self.pending_folders):
-            _fsync_directory(folder)
+            fsync_directory(folder)
         self.pending_folders.clear()
 
     def open_binary(self, relative_name: str) -> BinaryIO:
-        """A file under the export destination (or stdout for ``-``), opened for writing."""
+        """A file under the export destination (or stdout for ``-``), opened for writing.
+
+        Raises :class:`~hermes_core.files.OutputError` (an ``OSError``) when it cannot be
+        opened, as its writes and its close do when the disk fails.
+        """
         if self.mode == "stdout":
             return io.BufferedWriter(cast(Any, _StreamRaw(_stdout_binary())))
         assert self._destination is not None
@@ -165,26 +106,18 @@ class FileSink:
         try:
             # Folders the export creates hold transcripts: private like the files.
             target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            handle = _RecordingAtomicFile(target, self)
         except OSError as error:
-            raise ExportError(f"cannot write {target}: {error.strerror or error}") from error
-        return handle
+            raise cannot_write(target, error, target_untouched=True) from error
+        if self.mode == "file":  # the OUTPUT the user named: it may be a device or a FIFO
+            return open_output(target, sync_directory=False, on_complete=self._completed)
+        return AtomicFile(target, sync_directory=False, on_complete=self._completed)
 
-
-class _RecordingAtomicFile(AtomicFile):
-    def __init__(self, target: Path, sink: FileSink) -> None:
-        # The sink fsyncs each folder once in finish(), not once per file.
-        super().__init__(target, sync_directory=False)
-        self._sink = sink
-
-    def close(self) -> None:
-        already = self.closed
-        discarded = self._discard
-        super().close()
-        if not already and not discarded:
-            self._sink.files_written += 1
-            self._sink.last_written = self.target
-            self._sink.pending_folders.add(self.target.parent)
+    def _completed(self, handle: OutputFile) -> None:
+        """Count a file once it is complete; its folder is fsynced in :meth:`finish`."""
+        self.files_written += 1
+        self.last_written = handle.target
+        if handle.replaces_target:
+            self.pending_folders.add(handle.target.parent)
 
 
 def checked_relative_name(name: str) -> Path:

@@ -4,19 +4,23 @@ The index itself is the ``gateway_routing`` table; this file is written for olde
 read it, when ``gateway.write_sessions_json`` is true (the default), and is never read back as
 the index. It holds gateway entries only — it is not the list of sessions. Each write goes to a
 temporary file in the same folder, is flushed to disk, then renamed over the old one, so a
-reader never sees half a file.
+reader never sees half a file; a write that fails (a full disk) leaves the old file and no
+temporary one, and is one warning line — the gateway goes on.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
+import logging
 import threading
 from collections.abc import Iterable
 from pathlib import Path
 
+from hermes_core.files import AtomicFile
+from hermes_core.files.errors import reason
 from hermes_core.store.routed_sessions import Route
+
+log = logging.getLogger("hermes.gateway")
 
 MIRROR_README = (
     "Legacy mirror of the gateway routing index (the gateway_routing table of state.db). "
@@ -52,17 +56,11 @@ class SessionsMirror:
             }
         text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
         with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            descriptor, temporary = tempfile.mkstemp(
-                prefix=".sessions.", suffix=".tmp", dir=self.path.parent
-            )
             try:
-                with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-                    handle.write(text)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                os.chmod(temporary, 0o600)
-                os.replace(temporary, self.path)
-            except BaseException:
-                Path(temporary).unlink(missing_ok=True)
-                raise
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with AtomicFile(self.path) as out:  # created 0600
+                    out.write(text.encode("utf-8"))
+            except OSError as error:
+                # The index is the table; a mirror that falls behind (a full disk) must not
+                # fail the turn that changed a route. The next change writes it again.
+                log.warning("%s was not updated: %s", self.path, reason(error))

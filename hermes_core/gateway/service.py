@@ -24,6 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import UserFacingError
 
+from hermes_core.files import AtomicFile
+from hermes_core.files.errors import reason
+
 if TYPE_CHECKING:
     from hermes_core.config import Config
     from hermes_core.plugins import PluginHost
@@ -94,10 +97,16 @@ def _write_status(home: Path, gateway: Gateway, adapters: Mapping[str, object]) 
         platforms.append(entry)
     document = {"pid": os.getpid(), "started_at": time.time(), "platforms": platforms}
     path = status_path(home)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".status.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with AtomicFile(path) as out:
+            out.write((json.dumps(document, indent=2) + "\n").encode("utf-8"))
+    except OSError as error:  # a full disk: the gateway serves anyway
+        log.warning(
+            "%s was not written (%s): 'hermes gateway status' will not see this gateway",
+            path,
+            reason(error),
+        )
 
 
 def enabled_platforms(config: Config) -> dict[str, dict[str, Any]]:

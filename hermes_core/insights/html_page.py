@@ -2,8 +2,9 @@
 
 Nothing on the page loads anything: no remote resource, no script at all, and a
 Content-Security-Policy (``default-src 'none'``) that lets only the page's own style sheet apply,
-through a nonce drawn fresh for each page. Every text from the store is escaped. The file is
-written atomically with mode 0600 (a temporary file in the same folder, then renamed).
+through a nonce drawn fresh for each page. Every text from the store is escaped. A file is
+written atomically with mode 0600 (a temporary file in the same folder, then renamed); a device,
+a FIFO or ``/dev/stdout`` is written in place (``hermes_core.files``).
 """
 
 from __future__ import annotations
@@ -92,10 +93,11 @@ def render_page(report: InsightsReport, *, nonce: str | None = None) -> str:
 
 
 def write_page(report: InsightsReport, target: Path) -> None:
-    """Write the page to ``target`` atomically, mode 0600."""
-    from hermes_core.exporting.sink import AtomicFile
+    """Write the page to ``target``: a file is replaced atomically (mode 0600), a device, FIFO
+    or ``/dev/stdout`` written in place. Raises :class:`~hermes_core.files.OutputError`."""
+    from hermes_core.files import open_output
 
-    with AtomicFile(target) as out:
+    with open_output(target) as out:
         out.write(render_page(report).encode("utf-8"))
 
 

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+from disks import fill, small_tmpfs
 
 from hermes_core.chat.crumbs import CRUMB_MAX_AGE_SECONDS, CrumbJar, terminal_key
 
@@ -61,7 +62,18 @@ def test_a_crumb_is_read_back_per_terminal(tmp_path: Path) -> None:
     assert jar.read("tmux:/s:%2") == "20260101_000000_bbbbbb"
     assert jar.read("tmux:/s:%3") is None
     assert jar.directory == tmp_path / "terminal-sessions"
-    assert not [p for p in jar.directory.iterdir() if p.name.endswith(".tmp")]
+    assert not [p for p in jar.directory.iterdir() if p.name.startswith(".")]  # no temporary
+
+
+def test_a_full_disk_costs_only_the_crumb_and_leaves_no_temporary_file(tmp_path: Path) -> None:
+    jar = CrumbJar(tmp_path)
+    with small_tmpfs(jar.directory):
+        jar.write("tty:/dev/pts/1", "20260101_000000_aaaaaa")
+        fill(jar.directory)
+        jar.write("tty:/dev/pts/1", "20260101_000000_bbbbbb")  # no exception
+        assert jar.read("tty:/dev/pts/1") == "20260101_000000_aaaaaa"  # the old crumb, whole
+        names = sorted(p.name for p in jar.directory.iterdir())
+        assert names == sorted(["filler", jar.path_for("tty:/dev/pts/1").name])
 
 
 def test_a_crumb_older_than_thirty_days_is_ignored(tmp_path: Path) -> None:

@@ -4,11 +4,13 @@ repair by the next turn, the sessions.json mirror (SPEC G4, G5)."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 from pathlib import Path
 
 import pytest
+from disks import fill, small_tmpfs
 from hermes_hookspecs import Message
 
 from hermes_core.gateway.mirror import SessionsMirror, mirror_path
@@ -167,10 +169,29 @@ def test_the_mirror_holds_gateway_entries_only_and_is_replaced_atomically(
     assert document[KEY]["session_id"] == session.id
     assert document[KEY]["chat_id"] == "chat-1"
     assert os.stat(path).st_mode & 0o777 == 0o600
-    assert not [p for p in path.parent.iterdir() if p.name.endswith(".tmp")]
+    assert not [p for p in path.parent.iterdir() if p.name.startswith(".")]  # no temporary
     router.start_new(KEY, ORIGIN, previous=session.id, reason="new_session")
     replaced = json.loads(path.read_text(encoding="utf-8"))
     assert replaced[KEY]["session_id"] != session.id
+
+
+def test_a_full_disk_leaves_the_old_mirror_and_the_turn_goes_on(
+    store: SessionStore, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = mirror_path(tmp_path)
+    router = Router(store, mirror=SessionsMirror(path))
+    with small_tmpfs(path.parent):
+        session = router.resolve(KEY, ORIGIN).session
+        old = path.read_bytes()
+        fill(path.parent)
+        with caplog.at_level(logging.WARNING, logger="hermes.gateway"):
+            router.start_new(KEY, ORIGIN, previous=session.id, reason="new_session")
+        assert [r.getMessage() for r in caplog.records] == [
+            f"{path} was not updated: the disk is full"
+        ]
+        assert router.resolve(KEY, ORIGIN).session.id != session.id  # the route did change
+        assert path.read_bytes() == old
+        assert sorted(p.name for p in path.parent.iterdir()) == ["filler", "sessions.json"]
 
 
 def test_the_mirror_is_never_read_as_the_index(store: SessionStore, tmp_path: Path) -> None:
