@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from hermes_hookspecs import ImportedSession, Importer
 
+from hermes_core.store.connection import held_store_file
 from hermes_core.store.errors import StoreError
 from hermes_core.store.imports import ImportFileRecord
 
@@ -91,18 +92,7 @@ class ImportRun:
         except OSError as error:
             return _unreadable(path, importer, error)
         if self.is_own_store(path):
-            outcome = FileOutcome(path, FileStatus.UNREADABLE, importer=importer.name)
-            outcome.label = label
-            outcome.detail = (
-                "this is the session store being imported into; refusing to import it into itself"
-            )
-            if is_database_importer(importer):
-                # Hermes Agent and Hermes sessions both default to ~/.hermes/state.db.
-                outcome.detail += (
-                    " (if the other tool shares this home, give its store's path, or set "
-                    "HERMES_AGENT_HOME, or run this tool with --home elsewhere)"
-                )
-            return outcome
+            return self.own_store_outcome(path, importer)
         if is_database_importer(importer):
             try:
                 stamp = database_stamp(path)
@@ -149,10 +139,31 @@ class ImportRun:
             return _unreadable(path, importer, error, outcome)
         return outcome
 
+    def own_store_outcome(self, path: Path, importer: Importer | None = None) -> FileOutcome:
+        """The refusal of ``path``, a file of this store (see :meth:`is_own_store`)."""
+        outcome = FileOutcome(
+            path, FileStatus.UNREADABLE, importer=importer.name if importer else None
+        )
+        if importer is not None:
+            outcome.label = getattr(importer, "label", importer.name)
+        outcome.detail = (
+            "this is the session store being imported into; refusing to import it into itself"
+        )
+        if importer is not None and is_database_importer(importer):
+            # Hermes Agent and Hermes sessions both default to ~/.hermes/state.db.
+            outcome.detail += (
+                " (if the other tool shares this home, give its store's path, or set "
+                "HERMES_AGENT_HOME, or run this tool with --home elsewhere)"
+            )
+        return outcome
+
     def is_own_store(self, path: Path) -> bool:
         """Whether ``path`` is this store's own file (or its WAL or shared-memory file): one
         ``stat``, compared with the store's files (looked up once per run). A store that is
-        not a local file (another backend) has none."""
+        not a local file (another backend) has none. Any file of a store this process holds
+        open counts too: no importer may open it by path (DESIGN §9)."""
+        if held_store_file(path):
+            return True
         if self._own_files is None:
             own: set[tuple[int, int]] = set()
             if self._own_path is not None:
