@@ -17,6 +17,8 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import Any, BinaryIO, Literal, cast
 
+from hermes_core.store.connection import held_store_file
+
 from .errors import ExportError
 
 SinkMode = Literal["stdout", "file", "directory"]
@@ -162,6 +164,13 @@ class FileSink:
             target = self._destination
         else:
             target = self._destination / checked_relative_name(relative_name)
+        if held_store_file(target):
+            # Renamed over, the store (or its write-ahead log) would be gone under every
+            # process that has it open, this one included.
+            raise ExportError(
+                f"{target} is a file of the session store in use; "
+                "writing over it would destroy the store: give another OUTPUT"
+            )
         try:
             # Folders the export creates hold transcripts: private like the files.
             target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -178,6 +178,8 @@ for line in sys.stdin:
         ("discover", "[]"),
         ("sniff", "None"),
         ("sniff-shm", "None"),
+        ("export", "is a file of the session store in use"),
+        ("export-wal", "is a file of the session store in use"),
     ],
 )
 def test_a_process_never_opens_its_own_store_for_the_importers_or_an_export(
