@@ -48,6 +48,10 @@ if TYPE_CHECKING:
     from hermes_core.store.protocol import ImportBookkeeping, RoutingTable
 
 
+RESTORING = "restoring:"
+"""The cursor of a backup's ``importing`` row: the session being restored follows."""
+
+
 class ImportRun:
     """One ``hermes sessions import`` invocation over a store: holds the bookkeeping, loaded
     in one query, and keeps it current as files are imported."""
@@ -114,6 +118,10 @@ class ImportRun:
                 self.records[key] = record
             return _unchanged(path, record, label)
         if record is not None and change is Change.INTERRUPTED:
+            if record.cursor is not None and record.cursor.startswith(RESTORING):
+                # A backup's session left half-restored: discarded, then restored again.
+                under_way = record.cursor.removeprefix(RESTORING)
+                record = dataclasses.replace(record, session_id=under_way, cursor=None)
             self._store.discard_partial(record)
             del self.records[key]
             record, change = None, Change.NEW
@@ -227,9 +235,15 @@ class ImportRun:
         owner: ImportedSession | None = None
         owner_id: str | None = None
         by_foreign_id: dict[str, str] = {}
+        def restoring(session_id: str) -> None:
+            # A backup's sessions are restored one by one: the file's row names the one under
+            # way (in its cursor: the session row does not exist yet), so an import killed
+            # half-way through it is undone by the next (INTERRUPTED).
+            self._store.update_file(dataclasses.replace(pending, cursor=RESTORING + session_id))
+
         for imported in importer.read(path, None):
             if imported.snapshot is not None:
-                restored = restore_snapshot(self._store, imported)
+                restored = restore_snapshot(self._store, imported, before_restoring=restoring)
                 outcome.notes.extend(restored.notes)
                 if restored.stored is not None:
                     outcome.sessions.append(restored.stored)
