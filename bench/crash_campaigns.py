@@ -10,8 +10,9 @@ the other beside it (``tests/beside_processes.py``). Each cycle starts one victi
 with SIGKILL at a varied point:
 
 - **import**: ``hermes sessions import --from jsonl BACKUP`` of a fresh backup (sessions that
-  are not in the store yet), killed 0.5-1.7 s after its start (it takes a few seconds); then the same import again,
-  unkilled, whose sessions are its acknowledged writes (a backup import reports at the end);
+  are not in the store yet), killed once 5-85 % of its sessions are in; then the same import
+  again, unkilled, whose sessions are its acknowledged writes (a backup import reports at the
+  end);
 - **prune**: the library calls ``hermes sessions prune`` makes, in batches of 10 sessions, on
   fresh ended ``cron`` sessions, killed after 1-4 reported batches and a varied delay; the
   sessions of the reported batches are its acknowledged deletions;
@@ -383,10 +384,17 @@ def _import_cycle(
 
     expected = _backup_sessions(backup)
     command = [hermes_command(), "--home", str(home), "sessions", "import", "--from", "jsonl"]
-    process = subprocess.Popen(
-        [*command, str(backup)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    time.sleep(0.5 + 0.3 * (cycle % 5))  # not synchronisation: varies where the kill lands
+    with (home.parent / "victims.log").open("ab") as errors:
+        process = subprocess.Popen(
+            [*command, str(backup)], env=env, stdout=subprocess.DEVNULL, stderr=errors
+        )
+    # Killed once a varied share of the backup is in: from its first session to most of it.
+    target = max(1, IMPORT_SESSIONS * (1 + 4 * (cycle % 5)) // 20)
+    deadline = time.monotonic() + 300
+    while process.poll() is None and time.monotonic() < deadline:
+        if _present(db, expected) >= target:
+            break
+        time.sleep(0.01)  # polling the store the import writes to
     victim.cycles += 1
     victim.killed += _kill(process)
     if _integrity(db) == "ok":
