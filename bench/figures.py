@@ -36,8 +36,8 @@ from hermes_core.store.store import STATE_DB_NAME, SessionStore
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d", "e", "i", "n", "s", "r", "t", "u", "x", "g", "p")
-STANDALONE_FIGURES = frozenset({"i", "r", "g"})
+FIGURES = ("a", "b", "c", "d", "e", "i", "n", "s", "r", "t", "u", "x", "g", "p", "k")
+STANDALONE_FIGURES = frozenset({"i", "r", "g", "k"})
 """Figures that need neither the session corpus nor a store."""
 TRIGGER_CONTEXT_MAX = 100_000
 """The trigger-based loader (context only) runs at sizes up to this many messages."""
@@ -76,7 +76,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="comma-separated corpus sizes in messages (multiples of 100); default 100000,1000000",
     )
     parser.add_argument(
-        "--only", help="comma-separated figures out of a,b,c,d,e,i,n,s,r,t,u,x,g,p (default all)"
+        "--only",
+        help="comma-separated figures out of a,b,c,d,e,i,n,s,r,t,u,x,g,p,k (default all)",
     )
     parser.add_argument(
         "--workdir",
@@ -88,6 +89,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--gateway-load",
         help="(g): CHATSxMESSAGES sent through the webhook (default 50x20, quick 10x10)",
+    )
+    parser.add_argument(
+        "--crash-cycles", type=int, help="(k): kill -9 cycles of each victim (default 5, quick 2)"
     )
     parser.add_argument("--appends", type=int, help="single appends timed by (b)")
     parser.add_argument("--startup-runs", type=int, help="runs of each command timed by (c)")
@@ -117,6 +121,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     except ValueError:
         parser.error(f"--gateway-load: {load!r} is not CHATSxMESSAGES (e.g. 50x20)")
     args.gateway_chats, args.gateway_messages = chats, per_chat
+    args.crash_cycles = args.crash_cycles or (2 if args.quick else 5)
     args.appends = args.appends or (300 if args.quick else 2_000)
     args.startup_runs = args.startup_runs or (5 if args.quick else 15)
     args.search_repeats = args.search_repeats or (3 if args.quick else 10)
@@ -142,6 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     gateway_on_corpus = "g" in args.figures and bool(args.messages)
     if "g" in args.figures and not gateway_on_corpus:
         gateway_figures(workdir, args.gateway_chats, args.gateway_messages)
+    if "k" in args.figures:
+        crash_figures(workdir, args.crash_cycles)
     if not args.figures - STANDALONE_FIGURES and not gateway_on_corpus:
         return 0
     largest = max(args.sizes)
@@ -269,6 +276,55 @@ def gateway_figures(
             f"client side, stand-in model included; p99 "
             f"{percentile(result.round_trips_ms, 0.99):.1f} ms; {result.seconds:.1f} s in all",
         )
+
+
+def crash_figures(workdir: Path, cycles: int) -> None:
+    """(k) kill -9 of an import, a prune and a writer, ``cycles`` times each, beside a live
+    gateway and CLI commands (see ``bench/crash_campaigns.py``)."""
+    from bench.crash_campaigns import run_campaigns
+
+    found = run_campaigns(workdir, cycles)
+    context(
+        f"(k) {cycles} cycle(s) of each victim beside a gateway (api-server, 2 conversations) "
+        f"and {found.cli_commands} CLI commands; {found.seconds:.0f} s wall"
+    )
+    progress = {"import": "sessions stored", "prune": "batches done", "writer": "ACKs"}
+    for name, victim in found.victims.items():
+        label = f"crash_{name}"
+        emit(
+            f"{label}_cycles",
+            str(victim.cycles),
+            "cycles",
+            f"{victim.killed} died of the SIGKILL mid-work; {progress[name]} when killed: "
+            + ", ".join(str(n) for n in victim.at_kill)
+            + (f"; {'; '.join(victim.notes[:3])}" if victim.notes else ""),
+        )
+        emit(f"{label}_acknowledged", str(victim.acknowledged), "writes")
+        emit(f"{label}_lost", str(victim.lost), "writes", "target 0")
+        emit(f"{label}_integrity_ok", f"{victim.integrity_ok}/{victim.cycles}", "cycles")
+    emit("crash_gateway_acknowledged", str(found.gateway_acknowledged), "turns")
+    emit(
+        "crash_gateway_lost",
+        str(found.gateway_lost),
+        "turns",
+        "target 0; the gateway itself killed at the end: "
+        + ("yes" if found.gateway_killed else "NO"),
+    )
+    emit("crash_untouched_lost", str(found.untouched_lost), "sessions", "target 0")
+    emit(
+        "crash_cli_failures",
+        f"{found.cli_failures}/{found.cli_commands}",
+        "commands",
+        "target 0"
+        + (f"; e.g. {found.cli_failure_examples[0]}" if found.cli_failure_examples else ""),
+    )
+    emit(
+        "crash_deleted_wal_seen",
+        str(found.deleted_wal_seen),
+        "checks",
+        "target 0: a state.db file of the gateway's /proc/<pid>/fd without its name",
+    )
+    emit("crash_integrity_final", found.integrity_final, note="PRAGMA integrity_check at the end")
 
 
 def backend_figures(

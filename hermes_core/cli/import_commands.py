@@ -146,6 +146,8 @@ def _import_paths(
         if stat.S_ISDIR(mode):
             found = 0
             for file in walk_regular_files(path):
+                if run.is_own_store(file):
+                    continue  # the home itself, say: its state.db is never opened by path
                 importer = forced or importer_for_path(file, importers)
                 if importer is None:
                     continue
@@ -166,6 +168,9 @@ def _import_paths(
                 FileOutcome(path, FileStatus.UNREADABLE, detail="cannot read: not a regular file"),
                 summary,
             )
+            continue
+        if run.is_own_store(path):  # refused before any importer's sniff opens it
+            _report(run.own_store_outcome(path, forced), summary)
             continue
         importer = forced or importer_for_path(path, importers)
         if importer is None:
@@ -223,7 +228,9 @@ def _import_default_store(run: ImportRun, summary: ImportSummary, importer: Impo
     default place (a Hermes Agent ``state.db``); this store itself is refused."""
     from hermes_core.importing import gather_candidates
 
-    found = gather_candidates({importer.name: importer}, os.environ, on_error=_discovery_failed)
+    found = gather_candidates(
+        {importer.name: importer}, os.environ, on_error=_discovery_failed, keep_held=True
+    )
     if not found:
         label = getattr(importer, "label", importer.name)
         raise UserError(f"no {label} store was found in its default place; give its PATH")

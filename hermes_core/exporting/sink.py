@@ -21,6 +21,7 @@ from typing import Any, BinaryIO, Literal, cast
 
 from hermes_core.files import AtomicFile, OutputFile, fsync_directory, open_output
 from hermes_core.files.errors import cannot_write
+from hermes_core.store.connection import held_store_file
 
 from .errors import ExportError
 
@@ -103,6 +104,13 @@ class FileSink:
             target = self._destination
         else:
             target = self._destination / checked_relative_name(relative_name)
+        if held_store_file(target):
+            # Renamed over, the store (or its write-ahead log) would be gone under every
+            # process that has it open, this one included.
+            raise ExportError(
+                f"{target} is a file of the session store in use; "
+                "writing over it would destroy the store: give another OUTPUT"
+            )
         try:
             # Folders the export creates hold transcripts: private like the files.
             target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 
 from hermes_hookspecs import ImportCandidate, Importer
 
+from hermes_core.store.connection import held_store_file
+
 
 @dataclass(frozen=True, slots=True)
 class FoundLog:
@@ -30,17 +32,25 @@ def gather_candidates(
     *,
     only: str | None = None,
     on_error: Callable[[str, Exception], None] | None = None,
+    keep_held: bool = False,
 ) -> list[FoundLog]:
     """What ``discover(env)`` of every importer (or only the importer named ``only``) finds,
     newest first. An importer whose discovery fails is reported through ``on_error`` and
-    skipped."""
+    skipped. A file of a store this process holds open (Hermes Agent's default home is this
+    tool's too) is left out, so nothing opens it by path afterwards (DESIGN §9), unless
+    ``keep_held``: the caller then hands each to ``ImportRun.import_file``, which refuses it
+    in one line without opening it."""
     found: list[FoundLog] = []
     for name in sorted(importers):
         if only is not None and name != only:
             continue
         importer = importers[name]
         try:
-            found.extend(FoundLog(candidate, importer) for candidate in importer.discover(env))
+            found.extend(
+                FoundLog(candidate, importer)
+                for candidate in importer.discover(env)
+                if keep_held or not held_store_file(candidate.path)
+            )
         except Exception as error:
             if on_error is not None:
                 on_error(name, error)

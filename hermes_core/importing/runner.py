@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from hermes_hookspecs import ImportedSession, Importer
 
+from hermes_core.store.connection import held_store_file
 from hermes_core.store.errors import StoreError
 from hermes_core.store.imports import ImportFileRecord
 
@@ -45,6 +46,10 @@ from .snapshots import restore_snapshot
 
 if TYPE_CHECKING:
     from hermes_core.store.protocol import ImportBookkeeping, RoutingTable
+
+
+RESTORING = "restoring:"
+"""The cursor of a backup's ``importing`` row: the session being restored follows."""
 
 
 class ImportRun:
@@ -91,18 +96,7 @@ class ImportRun:
         except OSError as error:
             return _unreadable(path, importer, error)
         if self.is_own_store(path):
-            outcome = FileOutcome(path, FileStatus.UNREADABLE, importer=importer.name)
-            outcome.label = label
-            outcome.detail = (
-                "this is the session store being imported into; refusing to import it into itself"
-            )
-            if is_database_importer(importer):
-                # Hermes Agent and Hermes sessions both default to ~/.hermes/state.db.
-                outcome.detail += (
-                    " (if the other tool shares this home, give its store's path, or set "
-                    "HERMES_AGENT_HOME, or run this tool with --home elsewhere)"
-                )
-            return outcome
+            return self.own_store_outcome(path, importer)
         if is_database_importer(importer):
             try:
                 stamp = database_stamp(path)
@@ -124,6 +118,10 @@ class ImportRun:
                 self.records[key] = record
             return _unchanged(path, record, label)
         if record is not None and change is Change.INTERRUPTED:
+            if record.cursor is not None and record.cursor.startswith(RESTORING):
+                # A backup's session left half-restored: discarded, then restored again.
+                under_way = record.cursor.removeprefix(RESTORING)
+                record = dataclasses.replace(record, session_id=under_way, cursor=None)
             self._store.discard_partial(record)
             del self.records[key]
             record, change = None, Change.NEW
@@ -149,10 +147,31 @@ class ImportRun:
             return _unreadable(path, importer, error, outcome)
         return outcome
 
+    def own_store_outcome(self, path: Path, importer: Importer | None = None) -> FileOutcome:
+        """The refusal of ``path``, a file of this store (see :meth:`is_own_store`)."""
+        outcome = FileOutcome(
+            path, FileStatus.UNREADABLE, importer=importer.name if importer else None
+        )
+        if importer is not None:
+            outcome.label = getattr(importer, "label", importer.name)
+        outcome.detail = (
+            "this is the session store being imported into; refusing to import it into itself"
+        )
+        if importer is not None and is_database_importer(importer):
+            # Hermes Agent and Hermes sessions both default to ~/.hermes/state.db.
+            outcome.detail += (
+                " (if the other tool shares this home, give its store's path, or set "
+                "HERMES_AGENT_HOME, or run this tool with --home elsewhere)"
+            )
+        return outcome
+
     def is_own_store(self, path: Path) -> bool:
         """Whether ``path`` is this store's own file (or its WAL or shared-memory file): one
         ``stat``, compared with the store's files (looked up once per run). A store that is
-        not a local file (another backend) has none."""
+        not a local file (another backend) has none. Any file of a store this process holds
+        open counts too: no importer may open it by path (DESIGN §9)."""
+        if held_store_file(path):
+            return True
         if self._own_files is None:
             own: set[tuple[int, int]] = set()
             if self._own_path is not None:
@@ -216,9 +235,15 @@ class ImportRun:
         owner: ImportedSession | None = None
         owner_id: str | None = None
         by_foreign_id: dict[str, str] = {}
+        def restoring(session_id: str) -> None:
+            # A backup's sessions are restored one by one: the file's row names the one under
+            # way (in its cursor: the session row does not exist yet), so an import killed
+            # half-way through it is undone by the next (INTERRUPTED).
+            self._store.update_file(dataclasses.replace(pending, cursor=RESTORING + session_id))
+
         for imported in importer.read(path, None):
             if imported.snapshot is not None:
-                restored = restore_snapshot(self._store, imported)
+                restored = restore_snapshot(self._store, imported, before_restoring=restoring)
                 outcome.notes.extend(restored.notes)
                 if restored.stored is not None:
                     outcome.sessions.append(restored.stored)

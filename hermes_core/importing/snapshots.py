@@ -11,6 +11,7 @@ metadata, and its messages keep their own timestamps. Restoring never fails over
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -40,12 +41,25 @@ class RestoredSnapshot:
     notes: list[str] = field(default_factory=list)
 
 
-def restore_snapshot(store: ImportBookkeeping, imported: ImportedSession) -> RestoredSnapshot:
-    """Store the snapshot session of ``imported`` with its own id and messages."""
+def restore_snapshot(
+    store: ImportBookkeeping,
+    imported: ImportedSession,
+    *,
+    before_restoring: Callable[[str], None] | None = None,
+) -> RestoredSnapshot:
+    """Store the snapshot session of ``imported`` with its own id and messages.
+
+    The session row, its message batches and its title are several transactions: a process
+    killed in between leaves a session that a later restore would take for one already here.
+    ``before_restoring(session_id)`` is called first, once the session is known to be new,
+    so the caller can mark it as the one in progress (the import run records it in the
+    file's ``importing`` row, and the next run discards it and restores it again)."""
     snapshot = imported.snapshot
     assert snapshot is not None, "restore_snapshot needs ImportedSession.snapshot"
     if store.session_exists(snapshot.id):
         return RestoredSnapshot(None, [f"session {snapshot.id} is already in this store; skipped"])
+    if before_restoring is not None:
+        before_restoring(snapshot.id)
     notes: list[str] = []
     parent_id, parent_kind = snapshot.parent_session_id, snapshot.parent_kind
     if parent_id is not None and not store.session_exists(parent_id):

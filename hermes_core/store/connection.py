@@ -132,6 +132,7 @@ class StoreConnection(sqlite3.Connection):
                 _open_files[key] -= 1
                 if _open_files[key] <= 0:
                     del _open_files[key]
+                    _open_paths.pop(key, None)
 
 
 _open_files: dict[tuple[int, int], int] = {}
@@ -141,6 +142,9 @@ While one is open, nothing in this process may open and close the file by path: 
 descriptor of a file drops every POSIX lock the process holds on it, SQLite's included, and
 another process could then believe it is the last one, checkpoint, and delete the WAL under
 this one (SQLite's "How To Corrupt An SQLite Database File", §2.2)."""
+_open_paths: dict[tuple[int, int], Path] = {}
+"""The path each file of :data:`_open_files` was first opened by (to find its ``-wal`` and
+``-shm``)."""
 _open_files_lock = threading.Lock()
 
 
@@ -175,6 +179,7 @@ def _connect(path: Path, *, uri: str | None = None) -> StoreConnection:
         if key is not None:
             connection._file_key = key
             _open_files[key] = _open_files.get(key, 0) + 1
+            _open_paths.setdefault(key, path)
         return connection
 
 
@@ -183,6 +188,30 @@ def holds_open(path: Path) -> bool:
     key = _file_key(path)
     with _open_files_lock:
         return key is not None and key in _open_files
+
+
+STORE_FILE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+"""The database file and the files SQLite keeps beside it."""
+
+
+def held_store_file(path: Path) -> bool:
+    """Whether ``path`` is one of the files of a store this process holds a connection on:
+    the database itself, its ``-wal``, ``-shm`` or ``-journal`` (by device and inode, so any
+    name or link of it counts). Such a file must not be opened by path here (see
+    :data:`_open_files`): code that would hand a path to a plugin or write over it asks
+    first. Only ``stat`` is used."""
+    key = _file_key(path)
+    if key is None:
+        return False
+    with _open_files_lock:
+        if key in _open_files:
+            return True
+        held = list(_open_paths.values())
+    return any(
+        _file_key(Path(f"{store}{suffix}")) == key
+        for store in held
+        for suffix in STORE_FILE_SUFFIXES[1:]
+    )
 
 
 def read_only_uri(path: Path, *, immutable: bool = False) -> str:

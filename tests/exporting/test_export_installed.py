@@ -52,6 +52,25 @@ def test_the_installed_plugins_export_jsonl_and_markdown(tmp_path):
 
 
 @pytest.mark.slow
+def test_an_export_over_the_store_itself_is_refused_and_the_store_kept(tmp_path):
+    # Renamed over state.db (or its -wal), the export would replace the store under every
+    # process that has it open.
+    hermes = workspace_hermes()
+    home = demo_home(hermes, tmp_path)
+    before = run(hermes, home, "sessions", "list", "--json", "--limit", "100").stdout
+    for name in ("state.db", "state.db-wal"):
+        target = home / name
+        refused = run(hermes, home, "sessions", "export", str(target))
+        assert refused.returncode == 1
+        assert refused.stderr == (
+            f"hermes: {target} is a file of the session store in use; writing over it would "
+            "destroy the store: give another OUTPUT\n"
+        )
+    listed = run(hermes, home, "sessions", "list", "--json", "--limit", "100")
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout) == json.loads(before) != []
+
+
 def test_the_core_and_one_plugin_install_into_a_fresh_venv_and_export(tmp_path):
     uv = shutil.which("uv")
     if uv is None:

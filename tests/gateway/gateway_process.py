@@ -30,9 +30,11 @@ def write_config(
     platforms: dict[str, Any],
     *,
     gateway_write_sessions_json: bool = True,
+    workers: int | None = None,
     **extra: Any,
 ) -> None:
-    """config.yaml with the model at ``model_url`` and these ``gateway.platforms``."""
+    """config.yaml with the model at ``model_url`` and these ``gateway.platforms`` (and
+    ``gateway.workers`` when given)."""
     home.mkdir(parents=True, exist_ok=True)
     document: dict[str, Any] = {
         "model": {
@@ -48,6 +50,8 @@ def write_config(
         },
         **extra,
     }
+    if workers is not None:
+        document["gateway"]["workers"] = workers
     (home / "config.yaml").write_text(yaml.safe_dump(document), encoding="utf-8")
 
 

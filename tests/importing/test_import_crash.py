@@ -109,6 +109,62 @@ def test_a_writer_killed_mid_append_leaves_no_duplicate_turns(tmp_path: Path) ->
         assert store.get_session(session_id or "").message_count == 2 + 2 * TURNS
 
 
+KILLED_RESTORE = textwrap.dedent(
+    """
+    import os, signal, sys
+    from pathlib import Path
+    from hermes_core.importing import ImportRun
+    from hermes_core.store import SessionStore
+    from hermes_export_jsonl.importer import JsonlBackupImporter
+
+    class DiesInTheThirdSession(JsonlBackupImporter):
+        def read(self, path, resume_from=None):
+            for number, imported in enumerate(super().read(path, resume_from)):
+                if number == 2:
+                    def dying(messages=imported.messages):
+                        for count, message in enumerate(messages):
+                            if count == 3:  # the session row is in, none of its messages
+                                os.kill(os.getpid(), signal.SIGKILL)
+                            yield message
+                    imported.messages = dying()
+                yield imported
+
+    with SessionStore.open(Path(sys.argv[1])) as store:
+        ImportRun(store).import_file(Path(sys.argv[2]), DiesInTheThirdSession())
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_backup_restore_killed_mid_session_is_whole_after_the_next_import(
+    tmp_path: Path,
+) -> None:
+    from hermes_export_jsonl.importer import JsonlBackupImporter
+    from installed_hermes import hermes_command
+    from store_helpers_import import backup_of
+
+    backup, expected = backup_of(tmp_path, hermes_command(), sessions=5, messages=6)
+    home = tmp_path / "home"
+    killed = subprocess.run(
+        [sys.executable, "-c", KILLED_RESTORE, str(home), str(backup)], timeout=60, check=False
+    )
+    assert killed.returncode == -signal.SIGKILL
+    order = list(expected)
+    with SessionStore.open(home) as store:
+        counts = dict(store.connection.execute("SELECT id, message_count FROM sessions"))
+        # The kill came in the third session: two whole, the third begun and empty.
+        assert counts == {order[0]: 6, order[1]: 6, order[2]: 0}
+
+        outcome = ImportRun(store).import_file(backup, JsonlBackupImporter())
+
+        assert outcome.status is FileStatus.IMPORTED
+        counts = dict(store.connection.execute("SELECT id, message_count FROM sessions"))
+        assert counts == dict.fromkeys(order, 6)
+        titles = dict(store.connection.execute("SELECT id, title FROM sessions"))
+        assert titles == expected
+        assert store.connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
 GOOD = lines(prompt("u1", 1, "Question"), reply("a1", 2, text("Answer."), message_id="m1"))
 
 

@@ -50,13 +50,18 @@ class HermesAgentImporter:
         self.busy_timeout = busy_timeout
 
     def discover(self, env: Mapping[str, str]) -> Iterable[ImportCandidate]:
-        """The store of the Hermes Agent install (and of its profiles), when there is one."""
+        """The store of the Hermes Agent install (and of its profiles), when there is one.
+
+        A ``stat`` per file and nothing else: the process asking may hold one of these files
+        open as its own store (``~/.hermes`` is both tools' default home), and opening and
+        closing it here would drop that process's locks on it. ``sniff`` and ``read`` look
+        inside; the core never hands them its own store."""
         configured = env.get("HERMES_AGENT_HOME")
         home = Path(configured) if configured else Path(env.get("HOME", "~"), ".hermes")
         home = home.expanduser()
         stores = [home / "state.db", *sorted(home.glob("profiles/*/state.db"))]
         for store in stores:
-            if store.is_symlink() or not store.is_file() or not is_sqlite_file(store):
+            if store.is_symlink() or not store.is_file():
                 continue
             yield ImportCandidate(
                 importer=self.name,

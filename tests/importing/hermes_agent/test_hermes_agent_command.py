@@ -133,6 +133,28 @@ def test_the_default_place_being_this_store_is_refused(tmp_path: Path) -> None:
     assert "No sessions found to import." in everything.stdout  # left out, not an error
 
 
+def test_this_store_given_as_a_path_is_refused_before_any_importer_opens_it(
+    tmp_path: Path,
+) -> None:
+    # Without --from each importer's sniff would open the file by path in this process,
+    # which holds the store open (DESIGN §9): it is refused first, and the home as a folder
+    # imports nothing of it.
+    home = tmp_path / "hermes-home"
+    assert run_hermes(tmp_path, "sessions", "list").returncode == 0
+    own = home / STATE_DB_NAME
+    for path in (own, Path(f"{own}-wal"), Path(f"{own}-shm")):
+        refused = run_hermes(tmp_path, "sessions", "import", str(path))
+        assert refused.returncode == 1
+        assert refused.stderr == (
+            f"hermes: {path}: this is the session store being imported into; "
+            "refusing to import it into itself\n"
+        )
+    folder = run_hermes(tmp_path, "sessions", "import", str(home))
+    assert folder.returncode == 1
+    assert folder.stderr.startswith(f"hermes: {home}: no log any importer reads was found")
+    assert run_hermes(tmp_path, "sessions", "list").returncode == 0
+
+
 def test_bad_stores_are_one_line_each(tmp_path: Path) -> None:
     text = tmp_path / "notes.txt"
     text.write_text("hello\n")

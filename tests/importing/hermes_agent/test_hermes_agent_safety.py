@@ -18,7 +18,7 @@ from agent_stores import ROOT, T0, TIP, file_state, sample_store
 from hermes_hookspecs import ImportCandidate, ImportedSession
 from hermes_import_hermes_agent.importer import HermesAgentImporter
 
-from hermes_core.importing import FileStatus, ImportRun
+from hermes_core.importing import FileStatus, ImportRun, gather_candidates, importer_for_path
 from hermes_core.store import STATE_DB_NAME, SessionStore
 from hermes_core.store.imports import load_import_files
 
@@ -330,7 +330,7 @@ def test_a_store_not_written_since_its_import_is_not_even_opened(
     )
 
 
-def test_discover_finds_the_store_and_its_profiles(tmp_path: Path) -> None:
+def test_discover_finds_the_store_and_its_profiles(tmp_path: Path, store: SessionStore) -> None:
     agent = tmp_path / "agent"
     (agent / "profiles" / "work").mkdir(parents=True)
     sample_store(agent / "state.db", 30)
@@ -342,8 +342,32 @@ def test_discover_finds_the_store_and_its_profiles(tmp_path: Path) -> None:
     found = list(importer.discover({"HERMES_AGENT_HOME": str(agent), "HOME": "/nowhere"}))
     by_default = list(importer.discover({"HOME": str(tmp_path / "nohome")}))
 
+    # A stat per file, never a look inside (the caller may hold one open as its own store):
+    # the file that is not SQLite is found, and reading it says what it is.
+    broken = agent / "profiles" / "broken" / "state.db"
     assert [(c.path, c.title_guess) for c in found] == [
         (agent / "state.db", "Hermes Agent store"),
+        (broken, "Hermes Agent store (profile broken)"),
         (agent / "profiles" / "work" / "state.db", "Hermes Agent store (profile work)"),
     ]
     assert by_default == []
+    outcome = ImportRun(store).import_file(broken, importer)
+    assert (outcome.status, outcome.detail) == (
+        FileStatus.UNREADABLE,
+        "cannot import: not a Hermes Agent store (not an SQLite database)",
+    )
+    assert nothing_written(store)
+
+
+def test_discover_never_offers_the_store_this_process_holds(
+    tmp_path: Path, store: SessionStore
+) -> None:
+    # Hermes Agent's default home is ~/.hermes, this tool's too: the same state.db.
+    home = tmp_path / "home"
+    importer = HermesAgentImporter()
+    assert [c.path for c in importer.discover({"HERMES_AGENT_HOME": str(home)})] == [
+        home / STATE_DB_NAME
+    ]
+    found = gather_candidates({"hermes-agent": importer}, {"HERMES_AGENT_HOME": str(home)})
+    assert found == []
+    assert importer_for_path(home / STATE_DB_NAME, {"hermes-agent": importer}) is None
