@@ -223,9 +223,14 @@ def _summary(plan: ExportPlan, report: ExportReport) -> str:
     where = plan.layout.describe()
     files = f", {len(report.files)} file(s)" if len(report.files) > 1 else ""
     manifest = f"; manifest: {report.manifest}" if report.manifest else ""
+    vanished = (
+        f" {report.sessions_vanished} selected session(s) were deleted meanwhile and left out."
+        if report.sessions_vanished
+        else ""
+    )
     return (
         f"Exported {report.sessions_written} session(s) as {plan.request.format}{redacted} "
-        f"to {where}{files}{manifest}."
+        f"to {where}{files}{manifest}.{vanished}"
     )
 
 

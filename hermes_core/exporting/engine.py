@@ -26,6 +26,7 @@ from hermes_hookspecs import (
 from hermes_core.files import OutputError
 from hermes_core.plugins import PluginHost
 from hermes_core.selection.options import filter_from_options
+from hermes_core.store.errors import SessionNotFound
 from hermes_core.store.protocol import Store
 
 from .deletion import delete_exported, delete_targets
@@ -66,6 +67,9 @@ class ExportReport:
     """Every file written, as the exporter reported it (a path relative to the destination
     folder, or absolute); :meth:`absolute` resolves one."""
     sessions_written: int = 0
+    sessions_vanished: int = 0
+    """Selected sessions another process deleted before they were read (a prune, a delete
+    running beside the export): left out, not an error."""
     manifest: Path | None = None
     deleted: list[str] = field(default_factory=list)
 
@@ -217,7 +221,11 @@ def run_export(
 
     def records() -> Iterator[SessionRecord]:
         for group in plan.targets.groups(store, plan.request.lineage):
-            record = load_lineage_record(store, group, user_prompts_only=user_prompts_only)
+            try:
+                record = load_lineage_record(store, group, user_prompts_only=user_prompts_only)
+            except SessionNotFound:
+                report.sessions_vanished += 1  # deleted by another process since selected
+                continue
             if len(group) > 1:
                 lineage_of[record.session.id] = group
             if redact is not None:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Sequence
 
 from hermes_hookspecs import Message, Session, SessionRecord
 
+from hermes_core.store.errors import SessionNotFound
 from hermes_core.store.protocol import Store
 
 
@@ -39,9 +40,10 @@ def load_lineage_record(
     """A compression lineage (ids oldest first) as one record: the first session with the
     lineage's end, activity and totals, every segment's messages in order, every segment's
     delegates as children, and ``lineage`` set."""
-    if len(lineage) == 1:
-        return load_record(store, lineage[0], user_prompts_only=user_prompts_only)
-    sessions = [store.get_session(session_id) for session_id in lineage]
+    sessions = _still_there(store, lineage)
+    if len(sessions) == 1:
+        return load_record(store, sessions[0].id, user_prompts_only=user_prompts_only)
+    lineage = [session.id for session in sessions]
     messages: list[Message] = []
     children: list[str] = []
     for session in sessions:
@@ -53,6 +55,21 @@ def load_lineage_record(
         children=tuple(children),
         lineage=tuple(lineage),
     )
+
+
+def _still_there(store: Store, lineage: Sequence[str]) -> list[Session]:
+    """The sessions of ``lineage`` that still exist: another process (a prune, a delete) may
+    have removed some since the selection was read. Raises :class:`SessionNotFound` when
+    none is left."""
+    sessions: list[Session] = []
+    for session_id in lineage:
+        try:
+            sessions.append(store.get_session(session_id))
+        except SessionNotFound:
+            continue
+    if not sessions:
+        raise SessionNotFound(f"no session {lineage[0]}")
+    return sessions
 
 
 def _joined(sessions: Sequence[Session]) -> Session:

@@ -8,12 +8,14 @@ import io
 import json
 import os
 import stat
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from export_helpers import ExporterPlugin, RecordingExporter, host, make, sha256
 from hermes_hookspecs import ExportedFile, SessionRecord
+from installed_hermes import hermes_command
 
 from hermes_core.exporting import (
     MANIFEST_NAME,
@@ -204,3 +206,45 @@ def test_verification_catches_a_changed_a_missing_and_an_incomplete_file(tmp_pat
         verify_coverage([good], {"A": 4})
     with pytest.raises(ExportError, match="not written to a file of its own"):
         verify_coverage([good], {"A": 3, "B": 1})
+
+
+class DeletingExporter(RecordingExporter):
+    """Once it has taken the first record, another process deletes ``doomed`` (as a prune or a
+    ``hermes sessions delete`` running beside the export would), then it takes the rest."""
+
+    def __init__(self, home: Path, doomed: str) -> None:
+        super().__init__("deleting")
+        self.home = home
+        self.doomed = doomed
+
+    def export(self, sessions, sink, options):
+        def then_delete():
+            for number, record in enumerate(sessions):
+                yield record
+                if number == 0:
+                    deleted = subprocess.run(
+                        [hermes_command(), "--home", str(self.home), "sessions", "delete",
+                         self.doomed, "--yes"],
+                        capture_output=True, text=True, timeout=60,
+                    )  # fmt: skip
+                    assert deleted.returncode == 0, deleted.stderr
+
+        return super().export(then_delete(), sink, options)
+
+
+def test_a_session_deleted_by_another_process_during_the_export_is_left_out(tmp_path):
+    home = tmp_path / "home"
+    with SessionStore.open(home) as store:
+        ids = [make(store, days_ago=30 - i, messages=4) for i in range(5)]
+        exporter = DeletingExporter(home, ids[3])
+        plugin_host = host(("deleting", ExporterPlugin(exporter)))
+        plan = plan_export(
+            store,
+            plugin_host,
+            ExportRequest(format="deleting", output=str(tmp_path / "out.txt")),
+            home=home,
+        )
+        report = run_export(plan, store, plugin_host)
+    assert [record.session.id for record in exporter.records] == ids[:3] + ids[4:]
+    assert (report.sessions_written, report.sessions_vanished) == (4, 1)
+    assert all(len(record.messages) == 4 for record in exporter.records)
