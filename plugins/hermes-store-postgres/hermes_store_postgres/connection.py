@@ -2,12 +2,14 @@
 every way of failing to connect into one line (never showing the password).
 
 Connections run in autocommit mode; the store opens a transaction (``connection.transaction()``)
-around every write that takes more than one statement.
+around every write that takes more than one statement. They are
+:class:`~.translating.StoreConnection`: what the server, its disk or the connection fails with
+reaches callers as the store's error classes.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from hermes_hookspecs import UserFacingError
@@ -17,6 +19,8 @@ from hermes_core.store.errors import InvalidStoreUrl
 
 if TYPE_CHECKING:
     from psycopg_pool import ConnectionPool
+
+    from .translating import StoreConnection
 
 CONNECT_TIMEOUT_SECONDS = 10
 SCHEMES = ("postgresql", "postgres")
@@ -72,14 +76,22 @@ def describe_connect_error(url: str, error: Exception) -> str:
     return f"store.url {redacted(url)!r}: {reason}"
 
 
-def open_pool(url: str, *, max_size: int = 4) -> ConnectionPool:
+def open_pool(url: str, where: str, *, max_size: int = 4) -> ConnectionPool[StoreConnection[Any]]:
     """A pool of autocommit connections to ``url`` whose first connection is made now, so a
-    bad server, user, password or database is reported at once, as one line (``UserFacingError``)."""
+    bad server, user, password or database is reported at once, as one line (``UserFacingError``).
+
+    Its connections are :class:`~.translating.StoreConnection`: their failures name the store
+    as ``where`` (``store.url '…'``, password hidden)."""
     import psycopg
     from psycopg_pool import ConnectionPool, PoolTimeout
 
-    def configure(connection: psycopg.Connection[tuple[object, ...]]) -> None:
+    from .translating import FailureTranslation, StoreConnection
+
+    failures = FailureTranslation(where, urlsplit(url).password)
+
+    def configure(connection: StoreConnection[Any]) -> None:
         connection.autocommit = True
+        connection.failures = failures
 
     # Connect once by hand first: the pool would hide the server's reason behind a timeout.
     try:
@@ -89,6 +101,7 @@ def open_pool(url: str, *, max_size: int = 4) -> ConnectionPool:
     probe.close()
     pool = ConnectionPool(
         url,
+        connection_class=StoreConnection[Any],
         min_size=1,
         max_size=max_size,
         kwargs={"connect_timeout": CONNECT_TIMEOUT_SECONDS},
@@ -102,3 +115,4 @@ def open_pool(url: str, *, max_size: int = 4) -> ConnectionPool:
         pool.close()
         raise UserFacingError(describe_connect_error(url, error)) from None
     return pool
+

@@ -38,12 +38,13 @@ from .search import PostgresSearchIndex
 from .selection_sql import build_where
 
 if TYPE_CHECKING:
-    import psycopg
     from psycopg_pool import ConnectionPool
 
     from hermes_core.selection.filters import SessionFilter
     from hermes_core.store.insight_rows import InsightRows
     from hermes_core.store.maintenance import RepairReport, StoreStats
+
+    from .translating import StoreConnection
 
 log = logging.getLogger(__name__)
 
@@ -63,10 +64,11 @@ class PostgresStore:
         self._url = url
         self._shown = shown_url
         self._events = events
-        self._pool: ConnectionPool = open_pool(url)
+        where = f"store.url {shown_url!r}"
+        self._pool: ConnectionPool[StoreConnection[Any]] = open_pool(url, where)
         try:
-            self._db: psycopg.Connection[tuple[Any, ...]] = self._pool.getconn()
-            migrate(self._db, f"store.url {shown_url!r}")
+            self._db: StoreConnection[tuple[Any, ...]] = self._pool.getconn()
+            migrate(self._db, where)
         except BaseException:
             self._pool.close()
             raise
@@ -99,13 +101,14 @@ class PostgresStore:
 
     def close(self) -> None:
         """Wait briefly for automatic titles in flight, then give back the connections
-        (closing twice does nothing)."""
+        (closing twice does nothing). The pool closes first, so the store's own connection is
+        closed on its way back, quietly even when the server is gone."""
         if self._closed:
             return
         self._closed = True
         self.wait_for_titles(timeout=5.0)
-        self._pool.putconn(self._db)
         self._pool.close()
+        self._pool.putconn(self._db)
 
     def __enter__(self) -> PostgresStore:
         return self
