@@ -1,5 +1,6 @@
-"""Reaching the database: checking a ``postgresql://`` URL, the connection pool, and turning
-every way of failing to connect into one line (never showing the password).
+"""Reaching the database: checking a ``postgresql://`` URL, the connection pool, turning
+every way of failing to connect into one line (never showing the password), and finding out
+whether the server lets this store write at all.
 
 Connections run in autocommit mode; the store opens a transaction (``connection.transaction()``)
 around every write that takes more than one statement. They are
@@ -15,9 +16,12 @@ from urllib.parse import urlsplit
 from hermes_hookspecs import UserFacingError
 
 from hermes_core.store.backends import redacted
-from hermes_core.store.errors import InvalidStoreUrl
+from hermes_core.store.errors import InvalidStoreUrl, StoreReadOnly
+
+from .failures import read_only_error
 
 if TYPE_CHECKING:
+    import psycopg
     from psycopg_pool import ConnectionPool
 
     from .translating import StoreConnection
@@ -116,3 +120,20 @@ def open_pool(url: str, where: str, *, max_size: int = 4) -> ConnectionPool[Stor
         raise UserFacingError(describe_connect_error(url, error)) from None
     return pool
 
+
+def write_refusal(db: psycopg.Connection[Any], where: str) -> StoreReadOnly | None:
+    """Why the server will refuse every write of this connection, or None when it takes them:
+    a hot standby (``pg_is_in_recovery()``), or transactions that are read-only by default
+    (``default_transaction_read_only``, set for the server, the database or the role). Asked
+    once, when the store opens; a role that may not write a table is refused at each write."""
+    row = db.execute(
+        "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on'"
+    ).fetchone()
+    if row is None:
+        return None
+    standby, read_only = bool(row[0]), bool(row[1])
+    if standby:
+        return read_only_error(where, "the server is a hot standby")
+    if read_only:
+        return read_only_error(where, "default_transaction_read_only is on")
+    return None

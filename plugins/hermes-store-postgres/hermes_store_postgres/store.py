@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import Message, ParentKind, Session, StoreEvents
 
-from hermes_core.store.errors import SessionNotFound
+from hermes_core.store.errors import SessionNotFound, StoreReadOnly
 from hermes_core.store.rows import (
     MESSAGE_COLUMNS,
     SESSION_COLUMNS,
@@ -27,7 +27,7 @@ from hermes_core.store.rows import (
 )
 
 from . import lineage, writes
-from .connection import open_pool
+from .connection import open_pool, write_refusal
 from .handoffs import PostgresHandoffs
 from .imports import PostgresImportBookkeeping
 from .lifecycle import PostgresLifecycle
@@ -68,6 +68,7 @@ class PostgresStore:
         self._pool: ConnectionPool[StoreConnection[Any]] = open_pool(url, where)
         try:
             self._db: StoreConnection[tuple[Any, ...]] = self._pool.getconn()
+            self._write_refusal = write_refusal(self._db, where)
             migrate(self._db, where)
         except BaseException:
             self._pool.close()
@@ -93,11 +94,17 @@ class PostgresStore:
 
     @property
     def read_only(self) -> bool:
-        """Always False: a role that may not write is refused by the server at each write."""
-        return False
+        """True when the server refuses this store's writes: a hot standby, or a database,
+        role or server whose transactions are read-only by default (found when the store
+        opened). Reads work; every write raises :class:`~hermes_core.store.errors.StoreReadOnly`.
+        A role that may not write a table is not this: the server refuses it at each write."""
+        return self._write_refusal is not None
 
     def require_writable(self) -> None:
-        """Nothing to check before writing (see :attr:`read_only`)."""
+        """Raise what a write would raise when the store is read-only (the gateway and the
+        chat refuse at start rather than at their first write); else nothing."""
+        if self._write_refusal is not None:
+            raise StoreReadOnly(str(self._write_refusal))
 
     def close(self) -> None:
         """Wait briefly for automatic titles in flight, then give back the connections
