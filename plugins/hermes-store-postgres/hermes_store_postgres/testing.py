@@ -96,6 +96,8 @@ class Cluster:
     port: int
     password: str
     owner: pwd.struct_passwd | None
+    options: str = ""
+    """The server's command-line options (``pg_ctl start -o``)."""
 
     @property
     def data_dir(self) -> Path:
@@ -132,6 +134,26 @@ class Cluster:
             raise ClusterUnavailable(f"psql {statement!r}: {completed.stderr.strip()}")
         return completed.stdout.strip()
 
+    def start_server(self) -> None:
+        """``pg_ctl start`` with :attr:`options`, waiting until the server takes connections
+        (again, after :meth:`stop_server`)."""
+        started = self._run(
+            str(self.bin_dir / "pg_ctl"), "start", "-D", str(self.data_dir), "-w", "-t", "60",
+            "-l", str(self.root / "server.log"), "-o", self.options,
+        )  # fmt: skip
+        if started.returncode != 0:
+            log = (self.root / "server.log").read_text(errors="replace")[-500:]
+            raise ClusterUnavailable(f"pg_ctl start failed: {started.stderr.strip()} {log}")
+
+    def stop_server(self, mode: str = "immediate") -> None:
+        """``pg_ctl stop -m MODE``, the folder kept, so :meth:`start_server` brings it back.
+        ``immediate``: the server goes away at once, as in a crash, its clients' connections
+        dropped; ``fast``: a clean shutdown (everything written to the data files)."""
+        stopped = self._run(str(self.bin_dir / "pg_ctl"), "stop", "-D", str(self.data_dir),
+                            "-m", mode, "-w")  # fmt: skip
+        if stopped.returncode != 0:
+            raise ClusterUnavailable(f"pg_ctl stop failed: {stopped.stderr.strip()}")
+
     def stop(self) -> None:
         """``pg_ctl stop -m immediate`` and remove the folder."""
         if self.data_dir.exists():
@@ -150,10 +172,7 @@ def start_cluster(*, durable: bool = False) -> Cluster:
     """
     bin_dir = find_binaries()
     owner = _cluster_user()
-    # Under /tmp itself: pytest's own temporary folders are private to root.
-    root = Path(tempfile.mkdtemp(prefix="hermes-pg-"))
-    if owner is not None:
-        os.chown(root, owner.pw_uid, owner.pw_gid)
+    root = _new_root(owner)
     cluster = Cluster(root, bin_dir, _free_port(), secrets.token_urlsafe(12), owner)
     password_file = root / "pwfile"
     password_file.write_text(cluster.password + "\n")
@@ -167,25 +186,55 @@ def start_cluster(*, durable: bool = False) -> Cluster:
         )  # fmt: skip
         if initialised.returncode != 0:
             raise ClusterUnavailable(f"initdb failed: {initialised.stderr.strip()[-500:]}")
-        options = (
-            f"-c listen_addresses=127.0.0.1 -p {cluster.port} -k {root} "
-            "-c synchronous_commit=off -c max_connections=200"
-        )
-        if not durable:
-            options += " -c fsync=off -c full_page_writes=off"
-        started = cluster._run(
-            str(bin_dir / "pg_ctl"), "start", "-D", str(cluster.data_dir), "-w", "-t", "60",
-            "-l", str(root / "server.log"), "-o", options,
-        )  # fmt: skip
-        if started.returncode != 0:
-            log = (root / "server.log").read_text(errors="replace")[-500:]
-            raise ClusterUnavailable(f"pg_ctl start failed: {started.stderr.strip()} {log}")
+        cluster.options = _server_options(cluster, durable=durable)
+        cluster.start_server()
         cluster.sql(f"CREATE DATABASE {TEMPLATE_DATABASE}")
         cluster.sql("CREATE EXTENSION pg_trgm", database=TEMPLATE_DATABASE)
     except BaseException:
         cluster.stop()
         raise
     return cluster
+
+
+def _server_options(cluster: Cluster, *, durable: bool) -> str:
+    options = (
+        f"-c listen_addresses=127.0.0.1 -p {cluster.port} -k {cluster.root} "
+        "-c synchronous_commit=off -c max_connections=200"
+    )
+    if not durable:
+        options += " -c fsync=off -c full_page_writes=off"
+    return options
+
+
+def _new_root(owner: pwd.struct_passwd | None) -> Path:
+    # Under /tmp itself: pytest's own temporary folders are private to root.
+    root = Path(tempfile.mkdtemp(prefix="hermes-pg-"))
+    if owner is not None:
+        os.chown(root, owner.pw_uid, owner.pw_gid)
+    return root
+
+
+def start_standby(primary: Cluster) -> Cluster:
+    """A hot standby of ``primary`` in a folder and on a port of its own: a base backup
+    (``pg_basebackup -R``, so it streams from ``primary`` afterwards), started read-only as
+    every standby is. It holds what ``primary`` held when it was made. Stop it with
+    :meth:`Cluster.stop`."""
+    root = _new_root(primary.owner)
+    standby = Cluster(root, primary.bin_dir, _free_port(), primary.password, primary.owner)
+    try:
+        copied = standby._run(
+            str(primary.bin_dir / "pg_basebackup"), "-D", str(standby.data_dir), "-R",
+            "-X", "stream", "--checkpoint=fast", "--no-sync", "-h", str(primary.root),
+            "-p", str(primary.port), "-U", SUPERUSER,
+        )  # fmt: skip
+        if copied.returncode != 0:
+            raise ClusterUnavailable(f"pg_basebackup failed: {copied.stderr.strip()[-500:]}")
+        standby.options = _server_options(standby, durable=False)
+        standby.start_server()
+    except BaseException:
+        standby.stop()
+        raise
+    return standby
 
 
 _shared: Cluster | None = None
