@@ -5,9 +5,10 @@ unprivileged system user when the tests run as root (PostgreSQL refuses root), a
 durability for speed (``fsync=off``): it lives for one test session. Each test gets a database
 of its own, created from a template that already holds ``pg_trgm``.
 
-Used by the store conformance suite (entry point group ``hermes_store_conformance``) and by
-``tests/postgres_cluster.py``. Where the PostgreSQL binaries are missing the tests skip with a
-reason, except with ``CI=true``, where they fail.
+Used by the store conformance suite (entry point groups ``hermes_store_conformance`` and
+``hermes_store_conformance_read_only``) and by ``tests/postgres_cluster.py``. Where the
+PostgreSQL binaries are missing the tests skip with a reason, except with ``CI=true``, where
+they fail.
 """
 
 from __future__ import annotations
@@ -294,3 +295,19 @@ def conformance_database(tmp_path: Path) -> Iterator[str]:
     cluster = cluster_or_skip()
     with fresh_database(cluster) as name:
         yield cluster.url(name)
+
+
+@contextlib.contextmanager
+def conformance_read_only(url: str) -> Iterator[None]:
+    """The conformance suite's read-only hook (entry point group
+    ``hermes_store_conformance_read_only``): the database of ``url`` (one of
+    :func:`conformance_database`'s) read-only by default for the connections made meanwhile
+    (``ALTER DATABASE … SET default_transaction_read_only = on``), as a database an
+    administrator froze; reset afterwards."""
+    cluster = cluster_or_skip()
+    database = url.rsplit("/", 1)[1]
+    cluster.sql(f"ALTER DATABASE {database} SET default_transaction_read_only = on")
+    try:
+        yield
+    finally:
+        cluster.sql(f"ALTER DATABASE {database} RESET default_transaction_read_only")
