@@ -4,12 +4,12 @@ disk or the connection fails with leaves them as the store's error classes (DESI
 
 Every statement of the plugin runs on a :class:`StoreCursor` (``Connection.execute`` goes
 through ``cursor()``, which makes one of ``cursor_factory``, or says that the connection is
-closed): running it, or reading its rows.
-psycopg begins and commits a ``connection.transaction()`` block without a cursor, so
-:class:`StoreConnection` also wraps ``transaction()``: a ``BEGIN`` or ``COMMIT`` the server
-cannot carry out (the connection is gone, the disk is full) is translated there. Errors the
-callers handle on purpose (a unique or foreign-key violation in a savepoint, a lock timeout…)
-pass through both unchanged.
+closed), which translates what running it or reading its rows raises. psycopg begins and
+commits a ``connection.transaction()`` block without a cursor, so :class:`StoreConnection`
+also wraps ``transaction()``: a ``BEGIN`` or ``COMMIT`` the server cannot carry out (the
+connection is gone, the disk is full) is translated there. Errors the callers handle on
+purpose (a unique or foreign-key violation in a savepoint, a lock timeout…) pass through
+both unchanged.
 """
 
 from __future__ import annotations
@@ -91,10 +91,9 @@ class StoreCursor(psycopg.Cursor[Row]):
     """A cursor whose failures of the server, its disk or the connection come out as the
     store's errors, wherever they happen: running a statement or reading its rows."""
 
-    @property
-    def _failures(self) -> FailureTranslation:
-        connection = self.connection
-        return connection.failures if isinstance(connection, StoreConnection) else UNNAMED
+    def __init__(self, connection: psycopg.Connection[Any], *args: Any, **kwargs: Any) -> None:
+        super().__init__(connection, *args, **kwargs)
+        self._failures = connection.failures if isinstance(connection, StoreConnection) else UNNAMED
 
     def execute(self, *args: Any, **kwargs: Any) -> Self:
         """``Cursor.execute`` (a query, its parameters, ``prepare``, ``binary``)."""
