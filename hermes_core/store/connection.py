@@ -220,15 +220,27 @@ def read_only_uri(path: Path, *, immutable: bool = False) -> str:
     return path.absolute().as_uri() + ("?immutable=1" if immutable else "?mode=ro")
 
 
-def open_reader(path: Path, refusal: StoreError) -> StoreConnection:
+def open_reader(
+    path: Path, refusal: StoreError, *, leave_no_files: bool = False
+) -> StoreConnection:
     """Open a store that cannot be written here (``refusal`` says why) for reading.
 
     SQLite reads a WAL-mode file read-only when its ``-wal`` and ``-shm`` files exist or can
     be made. On a read-only mount or a full disk they often cannot; then the file is opened
     *immutable* (no locks, no log) — complete only when the write-ahead log is empty or
-    gone, so a non-empty log that cannot be read is refused instead of being ignored."""
+    gone, so a non-empty log that cannot be read is refused instead of being ignored.
+    ``leave_no_files``: when neither ``-wal`` nor ``-shm`` exists (no process has the store
+    open, nothing is in a log), open it immutable at once, so no empty ``-wal``/``-shm`` is
+    left beside a file that cannot be written (``repair --check-only``)."""
     if not path.exists():
         raise refusal
+    companions = (Path(f"{path}-wal"), Path(f"{path}-shm"))
+    if leave_no_files and not any(companion.exists() for companion in companions):
+        try:
+            connection = _connect(path, uri=read_only_uri(path, immutable=True))
+        except sqlite3.Error as failure:
+            raise store_error(failure, path) from failure
+        return _as_reader(connection, path, refusal)
     try:
         connection = _connect(path, uri=read_only_uri(path))
         try:
@@ -248,8 +260,20 @@ def open_reader(path: Path, refusal: StoreError) -> StoreConnection:
             connection = _connect(path, uri=read_only_uri(path, immutable=True))
         except sqlite3.Error as failure:
             raise store_error(failure, path) from failure
+    return _as_reader(connection, path, refusal)
+
+
+def _as_reader(connection: StoreConnection, path: Path, refusal: StoreError) -> StoreConnection:
+    """``connection`` marked read-only for ``refusal``, once the file is known to be a
+    session store (else closed: a failed open must not stay counted, see _open_files)."""
     connection.write_refusal = refusal
-    _refuse_foreign_schema(connection, path)  # closes the connection when it refuses
+    try:
+        _refuse_foreign_schema(connection, path)
+    except BaseException as error:
+        connection.close()
+        if isinstance(error, sqlite3.Error):
+            raise store_error(error, path) from error
+        raise
     return connection
 
 
@@ -258,6 +282,7 @@ def open_connection(
 ) -> sqlite3.Connection:
     """Open ``path`` (creating it 0600 unless ``read_only``) with the store's settings;
     ``write_lock`` is taken around every write transaction (see StoreConnection)."""
+    connection: StoreConnection | None = None
     try:
         if read_only:
             connection = _connect(path, uri=read_only_uri(path))
@@ -273,21 +298,24 @@ def open_connection(
             _refuse_foreign_schema(connection, path)
             mode = _enable_wal(connection)
             if mode.lower() != "wal":
-                connection.close()
                 raise StoreUnavailable(f"{path}: cannot enable WAL journal mode (got {mode})")
         connection.execute("PRAGMA synchronous = NORMAL")
         connection.execute("PRAGMA foreign_keys = ON")
         connection.execute("PRAGMA journal_size_limit = 67108864")
         connection.execute("PRAGMA cache_size = -16384")
-    except (sqlite3.Error, OSError) as error:
-        raise store_error(error, path) from error
+    except BaseException as error:
+        if connection is not None:
+            connection.close()  # a failed open must not stay counted (see _open_files)
+        if isinstance(error, sqlite3.Error | OSError):
+            raise store_error(error, path) from error
+        raise
     return connection
 
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 
 
-def _foreign(path: Path) -> NotASessionStore:
+def not_a_session_store(path: Path) -> NotASessionStore:
     return NotASessionStore(
         f"{path}: not a Hermes sessions store — another program's SQLite database (a Hermes "
         "Agent state.db?), left untouched; use another home (--home, HERMES_HOME, store.url), "
@@ -312,7 +340,7 @@ def _refuse_foreign_file(path: Path) -> None:
     schema_cookie = int.from_bytes(header[40:44], "big")
     user_version = int.from_bytes(header[60:64], "big")
     if schema_cookie and not user_version:
-        raise _foreign(path)
+        raise not_a_session_store(path)
 
 
 def _refuse_foreign_schema(connection: sqlite3.Connection, path: Path) -> None:
@@ -321,7 +349,7 @@ def _refuse_foreign_schema(connection: sqlite3.Connection, path: Path) -> None:
         return
     if connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is not None:
         connection.close()
-        raise _foreign(path)
+        raise not_a_session_store(path)
 
 
 def _enable_wal(connection: sqlite3.Connection) -> str:

@@ -292,3 +292,23 @@ def test_a_store_made_by_a_newer_hermes_is_named_so_by_every_command(tmp_path: P
     for command in [*READING_COMMANDS[:2], *WRITING_COMMANDS[:2]]:
         result = _hermes(home, *command)
         _assert_one_line_refusal(result, expected + "upgrade hermes-sessions")
+
+
+@pytest.mark.parametrize("damage", ["garbage header", "truncated at half"])
+def test_a_store_that_fails_to_open_leaves_no_connection_behind(
+    tmp_path: Path, damage: str
+) -> None:
+    """A failed open closes what it opened: this process may then read the file by path
+    (as repair's salvage does) without dropping locks it does not hold."""
+    from damaged_stores import DAMAGES
+
+    from hermes_core.store import StoreDamaged
+    from hermes_core.store.connection import holds_open
+
+    home = tmp_path / "home"
+    _populate(home)
+    path = home / STATE_DB_NAME
+    DAMAGES[damage](path)
+    with pytest.raises(StoreDamaged):
+        SessionStore(path).close()
+    assert not holds_open(path)
