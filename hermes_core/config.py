@@ -87,6 +87,14 @@ def _optional_whole(minimum: int = 1) -> Setting:
     )
 
 
+def _hours(default: float) -> Setting:
+    return Setting(
+        default,
+        lambda v: isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < float("inf"),
+        "a number of hours ≥ 0",
+    )
+
+
 def _seconds(default: float) -> Setting:
     return Setting(
         default,
@@ -129,6 +137,10 @@ SETTINGS: Mapping[str, Setting] = {
         lambda v: v is None or (isinstance(v, str) and bool(v.strip())),
         "a store URL such as sqlite:///path/to/state.db or postgresql://host/database",
     ),
+    # Rolling backups of a SQLite store (hermes_core/store/backups.py); 0 turns them off.
+    "store.backups.interval_hours": _hours(24),
+    "store.backups.keep": _whole(3),
+    "store.backups.folder": _optional_text(),
     "session_reset.daily_hour": Setting(
         4, lambda v: isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 23, "an hour 0-23"
     ),

@@ -79,9 +79,19 @@ class CliContext:
             # Only another backend needs the plugins loaded (start-up time is a budget).
             host = None if url_scheme(url) == SQLITE_SCHEME else self.host
             self._store = open_url(url, events=_LazyHostEvents(self), host=host)
+            if host is None:
+                self._start_backups(self._store)
             for hook in self.on_store_open:
                 hook(self._store)
         return self._store
+
+    def _start_backups(self, store: Store) -> None:
+        """Rolling backups of a SQLite store opened for writing (``store.backups.*``)."""
+        from hermes_core.store import SessionStore
+        from hermes_core.store.backups import BackupSettings
+
+        if isinstance(store, SessionStore):
+            store.start_backups(BackupSettings.from_config(self.config))
 
     def close(self) -> None:
         if self._store is not None:

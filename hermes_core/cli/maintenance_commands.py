@@ -129,6 +129,36 @@ def _print_lifecycle(context: CliContext) -> None:
     if record.last_failure is not None:
         failure = f"{when(record.last_failure_at)}: {record.last_failure}"
     typer.echo(f"Last clean-up failure: {failure}")
+    _print_backups(context)
+
+
+def _print_backups(context: CliContext) -> None:
+    """``Last backup:`` and ``Last backup failure:`` of a SQLite store's rolling backups."""
+    from hermes_core.store import SessionStore
+    from hermes_core.store.backups import (
+        BackupSettings,
+        backup_folder,
+        last_failure,
+        list_backups,
+    )
+    from hermes_core.store.failures import shown
+
+    store = context.store
+    if not isinstance(store, SessionStore):
+        return
+    settings = BackupSettings.from_config(context.config)
+    backups = list_backups(store.path, settings)
+    if backups:
+        where = shown(backup_folder(store.path, settings))
+        line = f"{backups[0].local_time} ({len(backups)} kept in {where})"
+    else:
+        line = "never"
+    if not settings.enabled:
+        line += " — off (store.backups.interval_hours or keep is 0)"
+    typer.echo(f"Last backup: {line}")
+    failed = last_failure(store.connection)
+    text = "none" if failed is None else f"{_local(failed[0])}: {failed[1]}"
+    typer.echo(f"Last backup failure: {text}")
 
 
 def _local(moment: float) -> str:

@@ -191,6 +191,10 @@ async def serve(
 
     watcher = HandoffWatcher(worker, adapters, gateway.running_platforms)
     watching = asyncio.create_task(watcher.run(stop))
+    from hermes_core.store.backends import default_url
+    from hermes_core.store.backups import rolling_backups_for
+
+    backups = rolling_backups_for(store_url or default_url(home), config)
     log.info(
         "running %s (pid %d); Ctrl-C or SIGTERM stops it",
         ", ".join(gateway.running_platforms),
@@ -203,5 +207,7 @@ async def serve(
         stop.set()
         await asyncio.gather(watching, return_exceptions=True)
         await gateway.stop()
+        if backups is not None:
+            backups.stop()  # finishes a backup being written (the loop has nothing else to do)
         status_path(home).unlink(missing_ok=True)
     log.info("stopped")

@@ -51,6 +51,7 @@ from .state_meta import write_state as _write_state
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
 
+    from .backups import BackupSettings, RollingBackups
     from .handoffs import HandoffRegistry
     from .import_bookkeeping import SqliteImportBookkeeping
     from .insight_rows import InsightRows
@@ -89,6 +90,7 @@ class SessionStore:
         self._events = events
         self._connection = _open_and_migrate(self.path, write_lock)
         self._title_threads: list[threading.Thread] = []
+        self._backups: RollingBackups | None = None
         self._checkpointer: BackgroundCheckpointer | None = None
         if not self.read_only:
             # Checkpoints run off the writer's thread (see BackgroundCheckpointer).
@@ -169,9 +171,23 @@ class SessionStore:
         if refusal is not None:
             raise type(refusal)(str(refusal))
 
+    def start_backups(self, settings: BackupSettings) -> None:
+        """Take rolling backups of the store while it is open (see :mod:`.backups`): now if
+        one is due, then whenever the interval has passed. Nothing for a read-only store or
+        when ``settings`` turn them off. :meth:`close` finishes a backup being written."""
+        if self.read_only or not settings.enabled or self._backups is not None:
+            return
+        from .backups import RollingBackups
+
+        self._backups = RollingBackups(self.path, settings)
+
     def close(self) -> None:
-        """Wait briefly for automatic titles in flight, then close the connection."""
+        """Wait briefly for automatic titles in flight and for a rolling backup being
+        written, then close the connection."""
         self.wait_for_titles(timeout=5.0)
+        if self._backups is not None:
+            self._backups.stop()
+            self._backups = None
         if self._checkpointer is not None:
             self._checkpointer.stop()
         self._connection.close()
