@@ -19,6 +19,7 @@ from . import (
     maintenance_commands,
     migrate_command,
     plugins_command,
+    repair_command,
     search_commands,
     session_commands,
 )
@@ -96,6 +97,7 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
 
     session_commands.register(sessions)
     maintenance_commands.register(sessions)
+    repair_command.register(sessions)
     lifecycle_commands.register(sessions)
     search_commands.register(sessions)
     export_commands.register(sessions)

@@ -1,13 +1,11 @@
-"""``hermes sessions stats|optimize|repair`` (SPEC C5, C6, R5)."""
+"""``hermes sessions stats|optimize`` (SPEC C5, C6); ``repair`` is in :mod:`.repair_command`."""
 
 from __future__ import annotations
-
-from typing import Annotated
 
 import typer
 
 from .context import CliContext, cli_context
-from .errors import fail, handle_user_errors
+from .errors import handle_user_errors
 from .formatting import human_size
 
 
@@ -45,54 +43,6 @@ def register(sessions: typer.Typer) -> None:
         )
         typer.echo(f"Database size: {human_size(before)} → {human_size(after)} ({verdict})")
         typer.echo(f"Bytes reclaimed: {max(0, change):,}")
-
-    @sessions.command("repair")
-    @handle_user_errors
-    def repair(
-        ctx: typer.Context,
-        check_only: Annotated[
-            bool, typer.Option("--check-only", help="Only report problems.")
-        ] = False,
-    ) -> None:
-        """Check the store; back it up, then rebuild what is out of step."""
-        from hermes_core.store.backends import SQLITE_SCHEME, redacted, sqlite_path, url_scheme
-        from hermes_core.store.maintenance import RepairReport
-        from hermes_core.store.maintenance import repair as repair_store
-
-        url = cli_context(ctx).store_url
-        report: RepairReport
-        if url_scheme(url) != SQLITE_SCHEME:
-            # Another backend repairs itself when its store offers ``repair`` (optional:
-            # not part of the store protocol).
-            store_repair = getattr(cli_context(ctx).store, "repair", None)
-            if store_repair is None:
-                raise fail(
-                    f"repair checks SQLite stores only; store.url names a {url_scheme(url)} one"
-                )
-            label = redacted(url)
-            report = store_repair(check_only=check_only)
-        else:
-            path = sqlite_path(url)
-            if not path.exists():
-                raise fail(f"no session store at {path}")
-            label = str(path)
-            report = repair_store(path, check_only=check_only)
-        if not report.problems:
-            typer.echo(f"{label}: no problems found.")
-            return
-        typer.echo(f"{label}: {len(report.problems)} problem(s):")
-        for problem in report.problems:
-            typer.echo(f"  - {problem}")
-        if check_only:
-            raise typer.Exit(1)
-        if report.backup:
-            typer.echo(f"Backup written to {report.backup}")
-        for action in report.actions:
-            typer.echo(f"  ✓ {action}")
-        if not report.healthy_after:
-            where = f"; your backup is {report.backup}" if report.backup else ""
-            raise fail(f"the store is still damaged{where}")
-        typer.echo("The store is healthy now.")
 
 
 def _print_lifecycle(context: CliContext) -> None:

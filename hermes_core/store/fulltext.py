@@ -112,6 +112,10 @@ def check(connection: sqlite3.Connection) -> str | None:
         )
     except (sqlite3.DatabaseError, StoreDamaged) as error:
         return f"full-text index out of step with messages ({error.__cause__ or error})"
+    return _cjk_orphans(connection)
+
+
+def _cjk_orphans(connection: sqlite3.Connection) -> str | None:
     indexed = connection.execute("SELECT count(*) FROM messages_cjk").fetchone()[0]
     orphaned = connection.execute(
         "SELECT count(*) FROM messages_cjk WHERE rowid NOT IN (SELECT id FROM messages)"
@@ -119,6 +123,25 @@ def check(connection: sqlite3.Connection) -> str | None:
     if orphaned:
         return f"CJK index holds {orphaned} of {indexed} rows for deleted messages"
     return None
+
+
+def check_read_only(connection: sqlite3.Connection) -> str | None:
+    """What :func:`check` can see without writing (its FTS5 ``integrity-check`` is an
+    INSERT): that the word index has exactly one entry per message (its per-document size
+    table), and that the CJK index holds no deleted messages. Whether each entry's words
+    match the text is not seen."""
+    missing = connection.execute(
+        "SELECT count(*) FROM messages WHERE id NOT IN (SELECT id FROM messages_fts_docsize)"
+    ).fetchone()[0]
+    extra = connection.execute(
+        "SELECT count(*) FROM messages_fts_docsize WHERE id NOT IN (SELECT id FROM messages)"
+    ).fetchone()[0]
+    if missing or extra:
+        return (
+            f"full-text index out of step with messages ({missing} message(s) not indexed, "
+            f"{extra} entries for messages that are gone)"
+        )
+    return _cjk_orphans(connection)
 
 
 def optimize(connection: sqlite3.Connection) -> None:

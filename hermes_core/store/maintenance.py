@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import fulltext
-from .connection import open_connection, write_transaction
-from .errors import StoreDamaged
+from .connection import write_transaction
+from .failures import store_error
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,7 +143,8 @@ def optimize(connection: sqlite3.Connection, path: Path) -> tuple[int, int]:
 
 @dataclass
 class RepairReport:
-    """What ``repair`` found and did."""
+    """What a backend's own ``repair`` found and did (the PostgreSQL store's; a SQLite store
+    is repaired by :mod:`.repair`)."""
 
     problems: list[str] = field(default_factory=list)
     actions: list[str] = field(default_factory=list)
@@ -151,40 +152,30 @@ class RepairReport:
     healthy_after: bool = True
 
 
-def find_problems(connection: sqlite3.Connection) -> list[str]:
-    """Integrity problems of the file and of the full-text indexes (empty when healthy)."""
-    problems: list[str] = []
-    try:
-        rows = [row[0] for row in connection.execute("PRAGMA integrity_check(20)")]
-    except (sqlite3.DatabaseError, StoreDamaged) as error:
-        return [f"integrity check failed to run: {error}"]
-    if rows != ["ok"]:
-        problems.extend(f"integrity: {row}" for row in rows)
-    try:
-        index_problem = fulltext.check(connection)
-    except (sqlite3.DatabaseError, StoreDamaged) as error:
-        index_problem = f"full-text index unreadable ({error})"
-    if index_problem:
-        problems.append(index_problem)
-    return problems
-
-
 def backup_copy(connection: sqlite3.Connection, target: Path) -> Path:
     """Copy the store through SQLite's online backup API into ``target`` (a new file, mode
     0600) and return it. Never a file copy: this process holds the store open, and closing a
     descriptor of its file would drop the process's locks on it (DESIGN §9); the backup API
-    also sees what is still in the write-ahead log and lets writers go on between steps."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    descriptor = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    os.close(descriptor)
+    also sees what is still in the write-ahead log. All pages in one step: one read
+    transaction, which writers do not wait for (a copy in steps would start over each time
+    another process writes). A copy that fails (a full disk) is removed and raised as the
+    store's error."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+        os.close(descriptor)
+    except OSError as error:
+        raise store_error(error, target) from error
     try:
         destination = sqlite3.connect(target)
         try:
-            connection.backup(destination, pages=1024)
+            connection.backup(destination, pages=-1)
         finally:
             destination.close()
-    except BaseException:
+    except BaseException as error:
         target.unlink(missing_ok=True)
+        if isinstance(error, sqlite3.Error | OSError):
+            raise store_error(error, target) from error
         raise
     return target
 
@@ -198,28 +189,3 @@ def backup_files(connection: sqlite3.Connection, path: Path) -> Path:
         suffix += 1
         target = path.with_name(f"{path.name}.backup-{stamp}-{suffix}")
     return backup_copy(connection, target)
-
-
-def repair(path: Path, *, check_only: bool = False) -> RepairReport:
-    """Check the store; unless ``check_only``, back it up and rebuild what is out of step."""
-    report = RepairReport()
-    connection = open_connection(path)
-    try:
-        report.problems = find_problems(connection)
-        if not report.problems or check_only:
-            report.healthy_after = not report.problems
-            return report
-        report.backup = backup_files(connection, path)
-        if any(p.startswith("integrity:") for p in report.problems):
-            connection.execute("REINDEX")
-            report.actions.append("rebuilt the table indexes (REINDEX)")
-        with write_transaction(connection):
-            fulltext.rebuild(connection)
-        report.actions.append("rebuilt the full-text indexes from the messages")
-        remaining = find_problems(connection)
-        report.healthy_after = not remaining
-        if remaining:
-            report.problems.extend(f"still: {p}" for p in remaining)
-    finally:
-        connection.close()
-    return report

@@ -15,7 +15,7 @@ import pytest
 from installed_hermes import hermes_command
 
 from hermes_core.store import STATE_DB_NAME, NotASessionStore, SessionStore
-from hermes_core.store.maintenance import repair
+from hermes_core.store.repair import inspect
 
 REFUSAL = "not a Hermes sessions store — another program's SQLite database"
 
@@ -70,7 +70,7 @@ def test_repair_refuses_too(foreign_home: Path) -> None:
     before = _digest(db)
 
     with pytest.raises(NotASessionStore):
-        repair(db)
+        inspect(db)
 
     assert _digest(db) == before
     assert _beside(foreign_home) == {STATE_DB_NAME}
