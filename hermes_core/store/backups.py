@@ -31,13 +31,13 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import errno
-import fcntl
 import json
 import logging
 import os
 import re
 import shutil
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -285,22 +285,49 @@ def _remove_partials(folder: Path) -> None:
 
 @contextlib.contextmanager
 def _exclusive(folder: Path) -> Iterator[bool]:
-    """Hold the backup folder's lock (True), or False when another process holds it."""
+    """Hold the backup folder's lock (True), or False when another process holds it. The
+    kernel releases it when its holder dies."""
     descriptor = os.open(folder / LOCK_NAME, os.O_CREAT | os.O_RDWR, 0o600)
     try:
+        if not _try_lock(descriptor):
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            _unlock(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+if sys.platform == "win32":  # pragma: no cover - no POSIX locks there
+    import msvcrt
+
+    def _try_lock(descriptor: int) -> bool:
+        try:
+            msvcrt.locking(descriptor, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+    def _unlock(descriptor: int) -> None:
+        with contextlib.suppress(OSError):
+            msvcrt.locking(descriptor, msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _try_lock(descriptor: int) -> bool:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as error:
             if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                yield False
-                return
+                return False
             raise
-        try:
-            yield True
-        finally:
-            fcntl.flock(descriptor, fcntl.LOCK_UN)
-    finally:
-        os.close(descriptor)
+        return True
+
+    def _unlock(descriptor: int) -> None:
+        fcntl.flock(descriptor, fcntl.LOCK_UN)
 
 
 def _sync_file(path: Path) -> None:
@@ -400,9 +427,18 @@ class RollingBackups:
 
     def _failed(self, error: Exception) -> None:
         self.last_error = str(error).removeprefix(f"{self.store}: ")
+        if isinstance(error, StoreDamaged):
+            # The copy read a page the command itself did not: say what to do about it. A
+            # damaged file is written to no more (no failure record).
+            log.warning(
+                "hermes: rolling backup of %s failed: the store is damaged (%s); "
+                "'hermes sessions repair' salvages what is still readable",
+                shown(self.store),
+                self.last_error,
+            )
+            return
         log.warning("hermes: rolling backup of %s failed: %s", shown(self.store), self.last_error)
-        if not isinstance(error, StoreDamaged):  # a damaged file is written to no more
-            record_failure(self.store, self.last_error)
+        record_failure(self.store, self.last_error)
 
     def stop(self) -> None:
         """Stop looking; a backup being written is finished first (Ctrl-C while waiting

@@ -14,7 +14,6 @@ this process has a store connection on the file.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import struct
 import sys
@@ -30,14 +29,15 @@ _SHARED_SIZE = 510
 _SHM_DMS = 128
 """The "dead man switch" byte of the ``-shm`` file: every connection holds it shared."""
 
+_FLOCK = ""
+"""``struct flock`` as this platform lays it out ("" where there are no POSIX locks)."""
+_TYPE_AT, _PID_AT = 0, 0
 if sys.platform.startswith("linux"):
     _FLOCK = "hhqqi4x"  # l_type, l_whence, l_start, l_len, l_pid
     _TYPE_AT, _PID_AT = 0, 4
 elif sys.platform == "darwin" or "bsd" in sys.platform:
     _FLOCK = "qqihh"  # l_start, l_len, l_pid, l_type, l_whence
     _TYPE_AT, _PID_AT = 3, 2
-else:  # pragma: no cover - platforms without POSIX record locks
-    _FLOCK = ""
 
 
 class HoldersUnknown(Exception):
@@ -76,6 +76,10 @@ def other_holders(path: Path) -> list[Holder]:
 
 def _conflicting_pid(path: Path, start: int, length: int) -> int | None:
     """The process holding a lock that conflicts with a write lock on the range, if any."""
+    if sys.platform == "win32":  # pragma: no cover - other_holders refuses first
+        return None
+    import fcntl
+
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     except OSError:
