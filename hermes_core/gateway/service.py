@@ -208,6 +208,6 @@ async def serve(
         await asyncio.gather(watching, return_exceptions=True)
         await gateway.stop()
         if backups is not None:
-            backups.stop()  # finishes a backup being written (the loop has nothing else to do)
+            backups.stop()  # a backup process already started finishes by itself
         status_path(home).unlink(missing_ok=True)
     log.info("stopped")

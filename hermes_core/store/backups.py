@@ -2,10 +2,10 @@
 kept, which ``repair`` offers when the store is damaged.
 
 * **Who takes them.** A process that opens the store for writing through the command line (a
-  chat, the gateway, a ``hermes sessions`` command) starts :class:`RollingBackups`: a
-  background thread that takes a backup when the newest one is older than the interval, then
-  looks again every few minutes for as long as the process runs. A short command whose backup
-  is still being written waits for it before exiting (Ctrl-C abandons it).
+  chat, the gateway, a ``hermes sessions`` command) starts :class:`RollingBackups`: when the
+  newest backup is older than the interval it starts a backup process of its own, detached
+  (``python -m hermes_core.store.backups``), then looks again every few minutes for as long
+  as it runs. Nobody waits for a copy: the command that found a backup due exits at once.
 * **How.** ``VACUUM INTO`` a temporary name in the backup folder, on a connection of its own:
   in WAL mode that is one read transaction, so writers are never blocked (the log grows
   meanwhile and is checkpointed after), and the copy is compact, in rollback-journal mode, a
@@ -156,12 +156,10 @@ def take_backup(
     *,
     now: float | None = None,
     only_if_due: bool = True,
-    cancel: threading.Event | None = None,
 ) -> Backup:
     """Take one backup of ``store`` now and rotate; returns it. Raises :class:`BackupSkipped`
     (another process is taking one, none is due, not enough room on the store's disk), or
-    the store's errors when the copy fails — its partial file removed, older backups kept.
-    ``cancel`` set from another thread interrupts the copy."""
+    the store's errors when the copy fails — its partial file removed, older backups kept."""
     moment = time.time() if now is None else now
     folder = backup_folder(store, settings)
     _make_folder(folder, store)
@@ -174,7 +172,7 @@ def take_backup(
         target = _new_name(folder, store, moment)
         partial = target.with_name(target.name + PARTIAL_SUFFIX)
         try:
-            _copy(store, partial, folder, cancel)
+            _copy(store, partial, folder)
             _sync_file(partial)
             os.replace(partial, target)
             _sync_folder(folder)
@@ -187,44 +185,19 @@ def take_backup(
     return backup
 
 
-def _copy(store: Path, partial: Path, folder: Path, cancel: threading.Event | None) -> None:
+def _copy(store: Path, partial: Path, folder: Path) -> None:
     """``VACUUM INTO`` ``partial`` on a connection of its own (one read transaction)."""
     connection = open_connection(store, read_only=True)
     try:
         _check_room(connection, store, folder)
         descriptor = os.open(partial, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
         os.close(descriptor)
-        done = threading.Event()
-        watcher = None
-        if cancel is not None:
-            watcher = threading.Thread(
-                target=_interrupt_when_set, args=(cancel, done, connection), daemon=True
-            )
-            watcher.start()
         try:
             connection.execute("VACUUM INTO ?", (str(partial),))
-        except StoreError:
-            raise
         except sqlite3.Error as error:
-            if cancel is not None and cancel.is_set():
-                raise BackupSkipped("cancelled") from error
             raise store_error(error, partial) from error
-        finally:
-            done.set()
-            if watcher is not None:
-                watcher.join()
     finally:
         connection.close()
-
-
-def _interrupt_when_set(
-    cancel: threading.Event, done: threading.Event, connection: sqlite3.Connection
-) -> None:
-    while not done.wait(0.05):
-        if cancel.is_set():
-            with contextlib.suppress(sqlite3.Error):
-                connection.interrupt()
-            return
 
 
 def _check_room(connection: sqlite3.Connection, store: Path, folder: Path) -> None:
@@ -377,12 +350,53 @@ def describe(backup: Path) -> BackupContents:
     return BackupContents(int(sessions), int(messages), int(version))
 
 
-# ---------------------------------------------------------------------- the background thread
+# ---------------------------------------------------------------------- who takes them
+
+
+def backup_and_record(store: Path, settings: BackupSettings) -> Backup | None:
+    """Take a backup if one is due and record how it went (what the backup process runs);
+    the backup, or None when none was taken. Never raises."""
+    try:
+        backup = take_backup(store, settings)
+    except NoRoom as error:
+        _failed(store, error)
+    except BackupSkipped as skipped:
+        log.debug("rolling backup skipped: %s", skipped)
+    except Exception as error:
+        _failed(store, error)
+    else:
+        if _failure_recorded(store):
+            clear_failure(store)
+        return backup
+    return None
+
+
+def _failed(store: Path, error: Exception) -> None:
+    reason = str(error).removeprefix(f"{store}: ")
+    if isinstance(error, StoreDamaged):
+        # A damaged file is written to no more (no failure record); the next command that
+        # reads the damaged page says so, with the way back.
+        log.warning(
+            "hermes: rolling backup of %s failed: the store is damaged (%s)", shown(store), reason
+        )
+        return
+    log.warning("hermes: rolling backup of %s failed: %s", shown(store), reason)
+    record_failure(store, reason)
+
+
+INLINE_BACKUP_BYTES = 8 << 20
+"""A store up to this size (with its log) is copied in this process's backup thread — a few
+tens of milliseconds, which :meth:`RollingBackups.stop` may wait for; a larger one by a
+detached process of its own, which nobody waits for."""
 
 
 class RollingBackups:
-    """Takes a backup of ``store`` whenever one is due, in a thread of its own, until
-    :meth:`stop`. Never raises into the process that runs it."""
+    """Takes a backup of ``store`` whenever one is due — at once, then every ``check_every``
+    seconds until :meth:`stop`. A small store is copied in this object's thread; a larger one
+    (past :data:`INLINE_BACKUP_BYTES`) by a process of its own, detached from this one: a
+    short command never waits for a copy of seconds (a store of a million messages), and a
+    chat or gateway that stops leaves it to finish. Never raises into the process that runs
+    it."""
 
     def __init__(
         self, store: Path, settings: BackupSettings, *, check_every: float = CHECK_EVERY_SECONDS
@@ -391,10 +405,7 @@ class RollingBackups:
         self.settings = settings
         self._check_every = check_every
         self._stop = threading.Event()
-        self._cancel = threading.Event()
-        self._busy = threading.Event()
-        self.last_error: str | None = None
-        self.taken: list[Backup] = []
+        self._child: Any = None
         self._thread = threading.Thread(target=self._run, name="hermes-backups", daemon=True)
         self._thread.start()
 
@@ -405,51 +416,60 @@ class RollingBackups:
                 break
 
     def run_once(self) -> None:
-        """Take a backup if one is due; record a failure."""
+        """Take a backup if one is due (here, or by a process of its own for a large store)
+        and none of ours is still being taken."""
+        if self._child is not None and self._child.poll() is None:
+            return
         if not is_due(self.store, self.settings, time.time()):
             return
-        self._busy.set()
-        try:
-            backup = take_backup(self.store, self.settings, cancel=self._cancel)
-        except NoRoom as error:
-            self._failed(error)
-        except BackupSkipped as skipped:
-            log.debug("rolling backup skipped: %s", skipped)
-        except Exception as error:
-            self._failed(error)
-        else:
-            self.taken.append(backup)
-            if self.last_error is not None or _failure_recorded(self.store):
-                self.last_error = None
-                clear_failure(self.store)
-        finally:
-            self._busy.clear()
-
-    def _failed(self, error: Exception) -> None:
-        self.last_error = str(error).removeprefix(f"{self.store}: ")
-        if isinstance(error, StoreDamaged):
-            # The copy read a page the command itself did not: say what to do about it. A
-            # damaged file is written to no more (no failure record).
-            log.warning(
-                "hermes: rolling backup of %s failed: the store is damaged (%s); "
-                "'hermes sessions repair' salvages what is still readable",
-                shown(self.store),
-                self.last_error,
-            )
+        if _store_bytes(self.store) <= INLINE_BACKUP_BYTES:
+            backup_and_record(self.store, self.settings)
             return
-        log.warning("hermes: rolling backup of %s failed: %s", shown(self.store), self.last_error)
-        record_failure(self.store, self.last_error)
+        try:
+            self._child = spawn_backup(self.store, self.settings)
+        except OSError as error:
+            log.warning("hermes: could not start a rolling backup: %s", error)
 
     def stop(self) -> None:
-        """Stop looking; a backup being written is finished first (Ctrl-C while waiting
-        abandons it and removes its partial file)."""
+        """Stop looking, once a small store's copy in progress is done (a backup process
+        already started goes on by itself)."""
         self._stop.set()
-        try:
-            self._thread.join()
-        except KeyboardInterrupt:
-            self._cancel.set()
-            self._thread.join()
-            raise
+        self._thread.join()
+
+
+def _store_bytes(store: Path) -> int:
+    total = 0
+    for path in (store, Path(f"{store}-wal")):
+        with contextlib.suppress(OSError):
+            total += path.stat().st_size
+    return total
+
+
+def spawn_backup(store: Path, settings: BackupSettings) -> Any:
+    """Start ``python -m hermes_core.store.backups`` for ``store``, in a session of its own
+    (a Ctrl-C or the end of the command that started it does not stop it), reading and
+    writing no terminal. It takes the backup if one is still due (see :func:`main`)."""
+    import subprocess
+
+    folder = "" if settings.folder is None else str(settings.folder)
+    return subprocess.Popen(
+        [sys.executable, "-m", __name__, str(store), repr(settings.interval_hours),
+         str(settings.keep), folder],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )  # fmt: skip
+
+
+def main(argv: list[str]) -> int:
+    """The backup process: ``STORE INTERVAL_HOURS KEEP FOLDER`` (FOLDER empty: the default)."""
+    store, interval, keep, folder = argv
+    settings = BackupSettings(
+        interval_hours=float(interval), keep=int(keep), folder=Path(folder) if folder else None
+    )
+    return 0 if backup_and_record(Path(store), settings) is not None else 1
 
 
 def record_failure(store: Path, error: str) -> None:
@@ -523,3 +543,7 @@ def rolling_backups_for(url: str, config: Any) -> RollingBackups | None:
     if not settings.enabled or write_refusal(path) is not None:
         return None
     return RollingBackups(path, settings)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -173,8 +173,9 @@ class SessionStore:
 
     def start_backups(self, settings: BackupSettings) -> None:
         """Take rolling backups of the store while it is open (see :mod:`.backups`): now if
-        one is due, then whenever the interval has passed. Nothing for a read-only store or
-        when ``settings`` turn them off. :meth:`close` finishes a backup being written."""
+        one is due, then whenever the interval has passed, each copy made by a process of its
+        own that nobody waits for. Nothing for a read-only store or when ``settings`` turn
+        them off."""
         if self.read_only or not settings.enabled or self._backups is not None:
             return
         from .backups import RollingBackups
@@ -182,8 +183,7 @@ class SessionStore:
         self._backups = RollingBackups(self.path, settings)
 
     def close(self) -> None:
-        """Wait briefly for automatic titles in flight and for a rolling backup being
-        written, then close the connection."""
+        """Wait briefly for automatic titles in flight, then close the connection."""
         self.wait_for_titles(timeout=5.0)
         if self._backups is not None:
             self._backups.stop()

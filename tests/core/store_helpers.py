@@ -133,3 +133,28 @@ def start_python(code: str, *args: str) -> subprocess.Popen[bytes]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+
+
+def no_backup_process(store: Path) -> bool:
+    """Whether no rolling-backup process (``python -m hermes_core.store.backups``) of the store
+    file ``store`` is running (a command copies a store past 8 MB in one it does not wait for)."""
+    wanted = str(store).encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            command = Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"hermes_core.store.backups" in command and wanted in command:
+            return False
+    return True
+
+
+def wait_for_backups(store: Path, timeout: float = 120.0) -> None:
+    """Wait until the rolling-backup processes of ``store`` have ended (polling; the deadline
+    only stops a hung test)."""
+    deadline = time.monotonic() + timeout
+    while not no_backup_process(store):
+        assert time.monotonic() < deadline, f"a backup process of {store} is still running"
+        time.sleep(0.05)

@@ -30,7 +30,7 @@ from damaged_stores import (
 )
 from disks import SmallDisk
 from installed_hermes import hermes_command
-from store_helpers import REPO_ROOT, LineReader, start_python
+from store_helpers import REPO_ROOT, LineReader, start_python, wait_for_backups
 
 from hermes_core.cli.errors import REPAIR_HINT
 from hermes_core.store import STATE_DB_NAME, SessionStore
@@ -106,8 +106,9 @@ def _check_repaired(path: Path, truth: Contents, kept_line: str) -> tuple[int, i
     match = KEPT.search(kept_line)
     assert match, kept_line
     kept = contents(path)
-    sessions, messages = int(match["sessions"].replace(",", "")), int(
-        match["messages"].replace(",", "")
+    sessions, messages = (
+        int(match["sessions"].replace(",", "")),
+        int(match["messages"].replace(",", "")),
     )
     assert (sessions, messages) == (len(kept.sessions), len(kept.messages))
     for held_text, written, kept_count in (
@@ -162,6 +163,7 @@ def test_repair_salvages_a_damaged_store(
     damaged = _digest(path)
     listed = _hermes(home, "sessions", "list")  # a damaged page may be one it never reads
     assert listed.returncode == 0 or REPAIR_HINT in listed.stderr  # the way back
+    wait_for_backups(path)  # the rolling backup it started (past 8 MB: a process of its own)
     assert _digest(path) == damaged
     shutil.rmtree(home / "backups", ignore_errors=True)  # its backup failed: nothing in it
 
@@ -377,6 +379,7 @@ def backed_up(corpus: tuple[Path, Contents], tmp_path: Path) -> Iterator[tuple[P
     path = home / STATE_DB_NAME
     shutil.copyfile(source, path)
     assert _hermes(home, "sessions", "list").returncode == 0
+    wait_for_backups(path)
     (backup,) = list_backups(path, BackupSettings())
     with SessionStore.open(home) as store:
         first = store.select_sessions(newest_first=False, limit=1)[0]

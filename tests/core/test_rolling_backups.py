@@ -19,10 +19,11 @@ import pytest
 from damaged_stores import build_corpus, contents
 from disks import SmallDisk, fill
 from installed_hermes import hermes_command
-from store_helpers import REPO_ROOT, LineReader, start_python
+from store_helpers import REPO_ROOT, LineReader, start_python, wait_for_backups
 
 from hermes_core.store import STATE_DB_NAME
 from hermes_core.store.backups import (
+    INLINE_BACKUP_BYTES,
     LAST_FAILURE_KEY,
     PARTIAL_SUFFIX,
     BackupSettings,
@@ -145,6 +146,23 @@ def _failure(store: Path) -> str | None:
     return None if row is None else str(json.loads(row[0])["error"])
 
 
+def _backup_done(store: Path, since: float, settings: BackupSettings | None = None) -> bool:
+    """Whether a backup taken at ``since`` or later is in place and its process is done with
+    the folder (renamed and rotated: both happen under the folder's lock, now free)."""
+    settings = settings or BackupSettings()
+    found = list_backups(store, settings)
+    if not found or found[0].taken_at < since - 1:
+        return False
+    descriptor = os.open(found[0].path.parent / ".lock", os.O_RDWR)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(descriptor)  # closing releases the lock
+    return True
+
+
 def _wait_for(condition: object, what: str, timeout: float = 120.0) -> None:
     """Wait until ``condition()`` is true (polling; the deadline only stops a hung test)."""
     deadline = time.monotonic() + timeout
@@ -172,6 +190,7 @@ def test_a_command_takes_a_backup_when_due_and_the_newest_keep_stay(tmp_path: Pa
 
     listed = _hermes(home, "sessions", "list")
     assert listed.returncode == 0, listed.stderr
+    _wait_for(lambda: _backup_done(store, now), "the backup process finished")
     after = list_backups(store, settings)
     assert len(after) == 3
     assert [b.path.name for b in after[1:]] == before[:2], "the newest old ones stay"
@@ -187,6 +206,7 @@ def test_a_command_takes_a_backup_when_due_and_the_newest_keep_stay(tmp_path: Pa
     again = _hermes(home, "sessions", "list")
     assert again.returncode == 0, again.stderr
     assert list_backups(store, settings) == after, "not due again for a day"
+    assert _leftovers(folder) == [], "and no backup process was started"
     stats = _hermes(home, "sessions", "stats")
     assert f"Last backup: {after[0].local_time} (3 kept in " in stats.stdout
     assert "Last backup failure: none" in stats.stdout
@@ -203,7 +223,10 @@ def test_backups_can_be_turned_off_and_moved(tmp_path: Path) -> None:
 
     elsewhere = tmp_path / "elsewhere"
     _config(home, f"store:\n  backups:\n    folder: {elsewhere}\n    keep: 2\n")
+    started = time.time()
     assert _hermes(home, "sessions", "list").returncode == 0
+    moved = BackupSettings(folder=elsewhere)
+    _wait_for(lambda: _backup_done(home / STATE_DB_NAME, started, moved), "a backup elsewhere")
     assert [p.name.endswith(".db") for p in elsewhere.iterdir() if p.name != ".lock"] == [True]
     bad = _hermes_config_error(home, "store:\n  backups:\n    interval_hours: daily\n")
     assert "store.backups.interval_hours must be a number of hours ≥ 0" in bad
@@ -228,12 +251,16 @@ def test_no_two_processes_take_one_at_once_and_a_dead_ones_partial_is_removed(
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)
         assert _hermes(home, "sessions", "list").returncode == 0
+        # The backup process it started finds the lock held and gives up.
+        wait_for_backups(home / STATE_DB_NAME)  # it gave up
         assert list_backups(home / STATE_DB_NAME, BackupSettings()) == []
     finally:
         os.close(descriptor)
     # A process killed while writing one left its partial file behind.
     (folder / f"state-20260101T000000Z.db{PARTIAL_SUFFIX}").write_bytes(b"half a backup")
+    started = time.time()
     assert _hermes(home, "sessions", "list").returncode == 0
+    _wait_for(lambda: _backup_done(home / STATE_DB_NAME, started), "the backup")
     assert len(list_backups(home / STATE_DB_NAME, BackupSettings())) == 1
     assert _leftovers(folder) == []
 
@@ -251,17 +278,14 @@ def test_a_backup_is_taken_while_a_writer_keeps_writing(
         assert writer.append(f"before {number}") == "ACK"
         acknowledged += 1
     _config(home, "")  # backups on again, for the next process
-    backup_taker = subprocess.Popen(
-        [hermes_command(), "--home", str(home), "sessions", "list"],
-        cwd=REPO_ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
+    # Large enough to be copied by a detached backup process, which the command does not wait for.
+    assert (home / STATE_DB_NAME).stat().st_size > INLINE_BACKUP_BYTES
+    started = time.time()
+    assert _hermes(home, "sessions", "list").returncode == 0  # starts the backup process
     during = 0
-    while backup_taker.poll() is None:
+    while not _backup_done(home / STATE_DB_NAME, started):
         assert writer.append(f"during {during}") == "ACK"
         during += 1
-    assert backup_taker.returncode == 0
     for number in range(20):
         assert writer.append(f"after {number}") == "ACK"
     (backup,) = list_backups(home / STATE_DB_NAME, BackupSettings())
@@ -298,9 +322,11 @@ def test_a_backup_on_a_full_disk_leaves_nothing_and_the_writer_goes_on(
     assert len(contents(store).messages) == 160 + 30
 
     small_disk.free()
+    started = time.time()
     assert _hermes(home, "sessions", "list").returncode == 0
+    _wait_for(lambda: _backup_done(store, started, BackupSettings(folder=folder)), "a backup")
+    _wait_for(lambda: _failure(store) is None, "a backup that worked clears the failure")
     assert len(list_backups(store, BackupSettings(folder=folder))) == 1
-    assert _failure(store) is None, "a backup that worked clears the failure"
 
 
 def test_no_backup_takes_the_room_the_writer_needs(

@@ -84,7 +84,9 @@ def test_passwords_never_appear_in_messages() -> None:
     )
     assert redacted("sqlite:////srv/state.db") == "sqlite:////srv/state.db"
     with pytest.raises(InvalidStoreUrl) as raised:
-        open_url("postgresql://ana:s3cret@db.example/hermes", host=PluginHost(load_entry_points=False))
+        open_url(
+            "postgresql://ana:s3cret@db.example/hermes", host=PluginHost(load_entry_points=False)
+        )
     assert "s3cret" not in str(raised.value)
     assert "pip install hermes-store-postgres" in str(raised.value)
 
@@ -130,7 +132,9 @@ def test_session_search_without_a_store_opens_the_configured_one(
 
 
 def invoke(home: Path, *args: str) -> object:
-    return runner.invoke(build_app(PluginHost(load_entry_points=False)), ["--home", str(home), *args])
+    return runner.invoke(
+        build_app(PluginHost(load_entry_points=False)), ["--home", str(home), *args]
+    )
 
 
 def test_the_cli_uses_the_store_the_environment_names(
@@ -184,7 +188,7 @@ def test_store_url_must_be_text(tmp_path: Path) -> None:
 
 # ----------------------------------------------------------------------------- a backend plugin
 
-FILE_BACKEND = '''
+FILE_BACKEND = """
 from pathlib import Path
 
 from hermes_hookspecs import UserFacingError, hookimpl
@@ -209,7 +213,7 @@ class FileBackend:
 @hookimpl
 def hermes_register_store_backends(register):
     register(FileBackend())
-'''
+"""
 
 
 def run_installed(tmp_path: Path, *args: str, url: str) -> subprocess.CompletedProcess[str]:
@@ -231,7 +235,9 @@ def test_a_backend_plugin_found_through_its_entry_point_serves_its_scheme(tmp_pa
     site = tmp_path / "site"
     site.mkdir()
     (site / "hermes_filestore.py").write_text(textwrap.dedent(FILE_BACKEND), encoding="utf-8")
-    write_dist_info(site, "hermes-filestore", "0.2.0", {"hermes": {"filestore": "hermes_filestore"}})
+    write_dist_info(
+        site, "hermes-filestore", "0.2.0", {"hermes": {"filestore": "hermes_filestore"}}
+    )
     target = tmp_path / "team" / "state.db"
     url = f"file://{target}"
     listed = run_installed(tmp_path, "sessions", "list", url=url)

@@ -26,7 +26,7 @@ CLAUDE_LOG = (
     / "11111111-aaaa-4bbb-8ccc-000000000001.jsonl"
 )
 
-WATCHER = '''
+WATCHER = """
 import json
 import os
 
@@ -46,7 +46,7 @@ def hermes_session_started(session):
 @hookimpl
 def hermes_session_ended(session, reason):
     _log({"event": "ended", "id": session.id, "reason": reason, "ended": session.ended_at})
-'''
+"""
 
 
 @pytest.fixture
