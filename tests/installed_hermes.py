@@ -5,6 +5,7 @@ pyproject makes this importable from every test folder)."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,3 +18,15 @@ def hermes_command() -> str:
     if installed is None:
         pytest.fail("the hermes console script is not installed next to this Python")
     return installed
+
+
+def run_hermes_in(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``hermes --home HOME ARGS…`` run to its end, output captured, no terminal to ask on."""
+    return subprocess.run(
+        [hermes_command(), "--home", str(home), *args],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+    )

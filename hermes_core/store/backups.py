@@ -45,6 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hermes_core.files import fsync_directory
+
 from .connection import BUSY_TIMEOUT_MS, open_connection, read_only_uri, write_transaction
 from .errors import StoreDamaged, StoreError
 from .failures import shown, store_error
@@ -175,7 +177,7 @@ def take_backup(
             _copy(store, partial, folder)
             _sync_file(partial)
             os.replace(partial, target)
-            _sync_folder(folder)
+            fsync_directory(folder)
         except BaseException:
             with contextlib.suppress(OSError):
                 partial.unlink()
@@ -309,15 +311,6 @@ def _sync_file(path: Path) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
-
-
-def _sync_folder(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        descriptor = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
 
 
 # ---------------------------------------------------------------------- reading a backup

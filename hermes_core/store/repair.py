@@ -35,6 +35,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hermes_core.files import fsync_directory
+
 from . import counters, fulltext
 from .connection import (
     SQLITE_HEADER,
@@ -320,7 +322,7 @@ class Salvaged:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(f"{self.path}{suffix}")
         os.replace(self.built, self.path)
-        _sync_folder(self.path.parent)
+        fsync_directory(self.path.parent)
         return kept
 
 
@@ -448,12 +450,3 @@ def _remove_store_files(path: Path) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{path}{suffix}")
-
-
-def _sync_folder(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        descriptor = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)

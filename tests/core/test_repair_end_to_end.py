@@ -29,7 +29,7 @@ from damaged_stores import (
     real_counts,
 )
 from disks import SmallDisk
-from installed_hermes import hermes_command
+from installed_hermes import hermes_command, run_hermes_in
 from store_helpers import REPO_ROOT, LineReader, start_python, wait_for_backups
 
 from hermes_core.cli.errors import REPAIR_HINT
@@ -55,17 +55,6 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Contents]:
     truth = contents(path)
     assert (len(truth.sessions), len(truth.messages)) == (SESSIONS, MESSAGES)
     return path, truth
-
-
-def _hermes(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [hermes_command(), "--home", str(home), *args],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
 
 
 def _digest(path: Path) -> str:
@@ -161,18 +150,18 @@ def test_repair_salvages_a_damaged_store(
     shutil.copyfile(source, path)
     DAMAGES[damage](path)
     damaged = _digest(path)
-    listed = _hermes(home, "sessions", "list")  # a damaged page may be one it never reads
+    listed = run_hermes_in(home, "sessions", "list")  # a damaged page may be one it never reads
     assert listed.returncode == 0 or REPAIR_HINT in listed.stderr  # the way back
     wait_for_backups(path)  # the rolling backup it started (past 8 MB: a process of its own)
     assert _digest(path) == damaged
     shutil.rmtree(home / "backups", ignore_errors=True)  # its backup failed: nothing in it
 
-    checked = _hermes(home, "sessions", "repair", "--check-only")
+    checked = run_hermes_in(home, "sessions", "repair", "--check-only")
     assert checked.returncode == 1, checked.stderr
     assert "A repair would keep" in checked.stdout
     assert _digest(path) == damaged and sorted(os.listdir(home)) == [STATE_DB_NAME]
 
-    repaired = _hermes(home, "sessions", "repair")
+    repaired = run_hermes_in(home, "sessions", "repair")
     _never_advises_repair(repaired)
     assert repaired.returncode == 0, (repaired.stdout, repaired.stderr)
     (line,) = [line for line in repaired.stdout.splitlines() if line.startswith("Salvaged")]
@@ -183,7 +172,7 @@ def test_repair_salvages_a_damaged_store(
     assert f"Kept the damaged file as {home / kept_as}" in repaired.stdout
 
     word, session_id = _a_kept_marker(path)
-    found = _hermes(home, "sessions", "search", word)
+    found = run_hermes_in(home, "sessions", "search", word)
     assert found.returncode == 0 and session_id in found.stdout, found.stdout
     if damage == "last page cut":
         assert messages >= 0.95 * MESSAGES
@@ -211,7 +200,7 @@ def test_repair_of_a_store_held_open_by_another_process_changes_nothing(
     try:
         assert LineReader(holder).readline() == "HOLDING"
         before = _listing(home)
-        refused = _hermes(home, "sessions", "repair")
+        refused = run_hermes_in(home, "sessions", "repair")
         _one_line(refused, f"is open in another process (pid {holder.pid}")
         assert "stop it (a running gateway or chat) and try again; nothing was changed" in (
             refused.stderr
@@ -220,7 +209,7 @@ def test_repair_of_a_store_held_open_by_another_process_changes_nothing(
     finally:
         holder.kill()
         holder.wait(20)
-    repaired = _hermes(home, "sessions", "repair")
+    repaired = run_hermes_in(home, "sessions", "repair")
     assert repaired.returncode == 0, repaired.stderr
 
 
@@ -242,7 +231,7 @@ def test_a_store_made_by_a_newer_hermes_is_named_so_and_left_alone(tmp_path: Pat
         "upgrade hermes-sessions"
     )
     for flags in ((), ("--check-only",), ("--yes",)):
-        _one_line(_hermes(home, "sessions", "repair", *flags), says)
+        _one_line(run_hermes_in(home, "sessions", "repair", *flags), says)
     assert _listing(home) == before
 
 
@@ -252,18 +241,18 @@ def test_counter_drift_is_found_and_fixed(tmp_path: Path) -> None:
         db.execute("UPDATE sessions SET tool_call_count = tool_call_count + 1 WHERE rowid = 2")
 
     home = _store_with(tmp_path, drift)
-    checked = _hermes(home, "sessions", "repair", "--check-only")
+    checked = run_hermes_in(home, "sessions", "repair", "--check-only")
     assert checked.returncode == 1, checked.stderr
     assert "counters: 2 session(s) whose message or tool-call count differs" in checked.stdout
     assert "says 27 messages, holds 20" in checked.stdout
-    repaired = _hermes(home, "sessions", "repair")
+    repaired = run_hermes_in(home, "sessions", "repair")
     _never_advises_repair(repaired)
     assert repaired.returncode == 0, repaired.stderr
     assert "recounted the messages and tool calls of 2 session(s)" in repaired.stdout
     assert list(home.glob("state.db.backup-*")), "a backup before changing anything"
     for counted, real, calls, real_calls in real_counts(home / STATE_DB_NAME).values():
         assert (counted, calls) == (real, real_calls)
-    again = _hermes(home, "sessions", "repair", "--check-only")
+    again = run_hermes_in(home, "sessions", "repair", "--check-only")
     assert again.returncode == 0 and "no problems found" in again.stdout
 
 
@@ -274,14 +263,14 @@ def test_an_immutable_store_is_checked_read_only_and_left_alone(
     (home / "backups").mkdir()  # as if backups had been taken: none may be added
     make_immutable(home / STATE_DB_NAME)
     before = _listing(home)
-    checked = _hermes(home, "sessions", "repair", "--check-only")
+    checked = run_hermes_in(home, "sessions", "repair", "--check-only")
     _never_advises_repair(checked)
     assert checked.returncode == 0, (checked.stdout, checked.stderr)
     assert "no problems found" in checked.stdout
     assert "full-text index" not in checked.stdout
     assert "(read-only, so not checked: whether the word index's entries match" in checked.stdout
     _one_line(
-        _hermes(home, "sessions", "repair"),
+        run_hermes_in(home, "sessions", "repair"),
         "is read-only (the file, its folder or the disk it is on); nothing was changed",
     )
     assert _listing(home) == before
@@ -294,7 +283,7 @@ def test_an_immutable_store_with_drift_is_reported_read_only(
         tmp_path, lambda db: db.execute("UPDATE sessions SET message_count = 0 WHERE rowid = 3")
     )
     make_immutable(home / STATE_DB_NAME)
-    checked = _hermes(home, "sessions", "repair", "--check-only")
+    checked = run_hermes_in(home, "sessions", "repair", "--check-only")
     _never_advises_repair(checked)
     assert checked.returncode == 1
     assert "counters: 1 session(s)" in checked.stdout
@@ -315,7 +304,7 @@ def test_no_store_file_is_one_line(
     home.mkdir()
     make(home / STATE_DB_NAME)
     for flags in ((), ("--check-only",)):
-        _one_line(_hermes(home, "sessions", "repair", *flags), says)
+        _one_line(run_hermes_in(home, "sessions", "repair", *flags), says)
     assert sorted(os.listdir(home)) == ([STATE_DB_NAME] if what == "a folder" else [])
 
 
@@ -323,7 +312,7 @@ def test_an_empty_file_has_nothing_to_repair(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     (home / STATE_DB_NAME).touch()
-    result = _hermes(home, "sessions", "repair")
+    result = run_hermes_in(home, "sessions", "repair")
     _never_advises_repair(result)
     assert result.returncode == 0
     assert "is empty (0 bytes)" in result.stdout and "nothing to repair" in result.stdout
@@ -335,13 +324,13 @@ def test_a_file_of_garbage_is_kept_and_replaced_by_an_empty_store(tmp_path: Path
     home.mkdir()
     garbage = os.urandom(50_000)
     (home / STATE_DB_NAME).write_bytes(garbage)
-    result = _hermes(home, "sessions", "repair")
+    result = run_hermes_in(home, "sessions", "repair")
     _never_advises_repair(result)
     assert result.returncode == 0, result.stderr
     assert "kept 0 sessions (how many the file held cannot be told), 0 messages" in result.stdout
     (kept_as,) = [name for name in os.listdir(home) if ".damaged-" in name]
     assert (home / kept_as).read_bytes() == garbage
-    assert _hermes(home, "sessions", "list").returncode == 0
+    assert run_hermes_in(home, "sessions", "list").returncode == 0
 
 
 def test_a_full_disk_during_repair_changes_nothing(
@@ -354,7 +343,7 @@ def test_a_full_disk_during_repair_changes_nothing(
     DAMAGES["truncated at half"](path)
     small_disk.fill()
     before = _listing(home)
-    result = _hermes(home, "sessions", "repair", "--no-backup")
+    result = run_hermes_in(home, "sessions", "repair", "--no-backup")
     _one_line(result, "is full: there is no room for the new store; nothing was changed")
     after = _listing(home)
     # Opening the store (its checks) may leave SQLite's companions, empty, on a full disk.
@@ -362,7 +351,7 @@ def test_a_full_disk_during_repair_changes_nothing(
     after.pop(f"{STATE_DB_NAME}-shm", None)
     assert after == before
     small_disk.free()
-    assert _hermes(home, "sessions", "repair").returncode == 0
+    assert run_hermes_in(home, "sessions", "repair").returncode == 0
 
 
 # ---------------------------------------------------------------------- with a backup
@@ -378,7 +367,7 @@ def backed_up(corpus: tuple[Path, Contents], tmp_path: Path) -> Iterator[tuple[P
     home.mkdir()
     path = home / STATE_DB_NAME
     shutil.copyfile(source, path)
-    assert _hermes(home, "sessions", "list").returncode == 0
+    assert run_hermes_in(home, "sessions", "list").returncode == 0
     wait_for_backups(path)
     (backup,) = list_backups(path, BackupSettings())
     with SessionStore.open(home) as store:
@@ -401,7 +390,7 @@ def test_without_a_terminal_repair_asks_for_a_choice_and_changes_nothing(
 ) -> None:
     home, _held = backed_up
     before = _listing(home)
-    result = _hermes(home, "sessions", "repair")
+    result = run_hermes_in(home, "sessions", "repair")
     _one_line(result, "not a terminal, so nothing was asked or changed: a backup from ")
     assert "--merge-backup" in result.stderr and "--restore-backup" in result.stderr
     assert _listing(home) == before
@@ -413,7 +402,7 @@ def test_merging_the_backup_brings_back_what_the_damage_took(
     home, held = backed_up
     path = home / STATE_DB_NAME
     damaged = contents_of_salvage(home)
-    result = _hermes(home, "sessions", "repair", "--merge-backup")
+    result = run_hermes_in(home, "sessions", "repair", "--merge-backup")
     _never_advises_repair(result)
     assert result.returncode == 0, (result.stdout, result.stderr)
     assert "Backup from " in result.stdout and f"{len(held.sessions)} session(s)" in result.stdout
@@ -436,14 +425,14 @@ def contents_of_salvage(home: Path) -> Contents:
     copy = home.parent / "salvage-only"
     copy.mkdir()
     shutil.copyfile(home / STATE_DB_NAME, copy / STATE_DB_NAME)
-    result = _hermes(copy, "sessions", "repair", "--no-backup")
+    result = run_hermes_in(copy, "sessions", "repair", "--no-backup")
     assert result.returncode == 0, result.stderr
     return contents(copy / STATE_DB_NAME)
 
 
 def test_restoring_the_backup_puts_it_back_as_it_was(backed_up: tuple[Path, Contents]) -> None:
     home, held = backed_up
-    result = _hermes(home, "sessions", "repair", "--restore-backup")
+    result = run_hermes_in(home, "sessions", "repair", "--restore-backup")
     _never_advises_repair(result)
     assert result.returncode == 0, result.stderr
     assert contents(home / STATE_DB_NAME) == held
@@ -481,9 +470,9 @@ def test_a_missing_store_is_restored_from_its_backup(
     shutil.copyfile(source, home / STATE_DB_NAME)
     take_backup(home / STATE_DB_NAME, BackupSettings())
     (home / STATE_DB_NAME).unlink()
-    asked = _hermes(home, "sessions", "repair")
+    asked = run_hermes_in(home, "sessions", "repair")
     _one_line(asked, "not a terminal, so nothing was asked or changed: run again with")
     assert not (home / STATE_DB_NAME).exists()
-    restored = _hermes(home, "sessions", "repair", "--yes")
+    restored = run_hermes_in(home, "sessions", "repair", "--yes")
     assert restored.returncode == 0, restored.stderr
     assert contents(home / STATE_DB_NAME) == truth

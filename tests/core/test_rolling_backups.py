@@ -10,7 +10,6 @@ import fcntl
 import json
 import os
 import sqlite3
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +17,8 @@ from pathlib import Path
 import pytest
 from damaged_stores import build_corpus, contents
 from disks import SmallDisk, fill
-from installed_hermes import hermes_command
-from store_helpers import REPO_ROOT, LineReader, start_python, wait_for_backups
+from installed_hermes import run_hermes_in
+from store_helpers import LineReader, start_python, wait_for_backups
 
 from hermes_core.store import STATE_DB_NAME
 from hermes_core.store.backups import (
@@ -107,16 +106,6 @@ def writers() -> Iterator[list[Writer]]:
             writer.kill()
 
 
-def _hermes(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [hermes_command(), "--home", str(home), *args],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
 def _config(home: Path, text: str) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.yaml").write_text(text, encoding="utf-8")
@@ -188,7 +177,7 @@ def test_a_command_takes_a_backup_when_due_and_the_newest_keep_stay(tmp_path: Pa
     before = [backup.path.name for backup in list_backups(store, settings)]
     assert len(before) == 4
 
-    listed = _hermes(home, "sessions", "list")
+    listed = run_hermes_in(home, "sessions", "list")
     assert listed.returncode == 0, listed.stderr
     _wait_for(lambda: _backup_done(store, now), "the backup process finished")
     after = list_backups(store, settings)
@@ -203,11 +192,11 @@ def test_a_command_takes_a_backup_when_due_and_the_newest_keep_stay(tmp_path: Pa
     assert _leftovers(folder) == []
     assert not [n for n in os.listdir(folder) if n.endswith(("-wal", "-shm", "-journal"))]
 
-    again = _hermes(home, "sessions", "list")
+    again = run_hermes_in(home, "sessions", "list")
     assert again.returncode == 0, again.stderr
     assert list_backups(store, settings) == after, "not due again for a day"
     assert _leftovers(folder) == [], "and no backup process was started"
-    stats = _hermes(home, "sessions", "stats")
+    stats = run_hermes_in(home, "sessions", "stats")
     assert f"Last backup: {after[0].local_time} (3 kept in " in stats.stdout
     assert "Last backup failure: none" in stats.stdout
 
@@ -216,15 +205,15 @@ def test_backups_can_be_turned_off_and_moved(tmp_path: Path) -> None:
     home = tmp_path / "home"
     build_corpus(home, sessions=2, per_session=8)
     _config(home, "store:\n  backups:\n    keep: 0\n")
-    assert _hermes(home, "sessions", "list").returncode == 0
+    assert run_hermes_in(home, "sessions", "list").returncode == 0
     assert not (home / "backups").exists()
-    stats = _hermes(home, "sessions", "stats")
+    stats = run_hermes_in(home, "sessions", "stats")
     assert "Last backup: never — off (store.backups.interval_hours or keep is 0)" in stats.stdout
 
     elsewhere = tmp_path / "elsewhere"
     _config(home, f"store:\n  backups:\n    folder: {elsewhere}\n    keep: 2\n")
     started = time.time()
-    assert _hermes(home, "sessions", "list").returncode == 0
+    assert run_hermes_in(home, "sessions", "list").returncode == 0
     moved = BackupSettings(folder=elsewhere)
     _wait_for(lambda: _backup_done(home / STATE_DB_NAME, started, moved), "a backup elsewhere")
     assert [p.name.endswith(".db") for p in elsewhere.iterdir() if p.name != ".lock"] == [True]
@@ -234,7 +223,7 @@ def test_backups_can_be_turned_off_and_moved(tmp_path: Path) -> None:
 
 def _hermes_config_error(home: Path, text: str) -> str:
     _config(home, text)
-    result = _hermes(home, "sessions", "list")
+    result = run_hermes_in(home, "sessions", "list")
     assert result.returncode == 1 and "Traceback" not in result.stderr
     return result.stderr
 
@@ -250,7 +239,7 @@ def test_no_two_processes_take_one_at_once_and_a_dead_ones_partial_is_removed(
     descriptor = os.open(folder / ".lock", os.O_CREAT | os.O_RDWR, 0o600)
     try:
         fcntl.flock(descriptor, fcntl.LOCK_EX)
-        assert _hermes(home, "sessions", "list").returncode == 0
+        assert run_hermes_in(home, "sessions", "list").returncode == 0
         # The backup process it started finds the lock held and gives up.
         wait_for_backups(home / STATE_DB_NAME)  # it gave up
         assert list_backups(home / STATE_DB_NAME, BackupSettings()) == []
@@ -259,7 +248,7 @@ def test_no_two_processes_take_one_at_once_and_a_dead_ones_partial_is_removed(
     # A process killed while writing one left its partial file behind.
     (folder / f"state-20260101T000000Z.db{PARTIAL_SUFFIX}").write_bytes(b"half a backup")
     started = time.time()
-    assert _hermes(home, "sessions", "list").returncode == 0
+    assert run_hermes_in(home, "sessions", "list").returncode == 0
     _wait_for(lambda: _backup_done(home / STATE_DB_NAME, started), "the backup")
     assert len(list_backups(home / STATE_DB_NAME, BackupSettings())) == 1
     assert _leftovers(folder) == []
@@ -281,7 +270,7 @@ def test_a_backup_is_taken_while_a_writer_keeps_writing(
     # Large enough to be copied by a detached backup process, which the command does not wait for.
     assert (home / STATE_DB_NAME).stat().st_size > INLINE_BACKUP_BYTES
     started = time.time()
-    assert _hermes(home, "sessions", "list").returncode == 0  # starts the backup process
+    assert run_hermes_in(home, "sessions", "list").returncode == 0  # starts the backup process
     during = 0
     while not _backup_done(home / STATE_DB_NAME, started):
         assert writer.append(f"during {during}") == "ACK"
@@ -315,7 +304,7 @@ def test_a_backup_on_a_full_disk_leaves_nothing_and_the_writer_goes_on(
         assert writer.append(f"still writing {number}") == "ACK"
     assert list_backups(store, BackupSettings(folder=folder)) == []
     assert _leftovers(folder) == []
-    stats = _hermes(home, "sessions", "stats")
+    stats = run_hermes_in(home, "sessions", "stats")
     assert "Last backup: never" in stats.stdout
     assert "Last backup failure: " in stats.stdout and "is full" in stats.stdout
     writer.close()
@@ -323,7 +312,7 @@ def test_a_backup_on_a_full_disk_leaves_nothing_and_the_writer_goes_on(
 
     small_disk.free()
     started = time.time()
-    assert _hermes(home, "sessions", "list").returncode == 0
+    assert run_hermes_in(home, "sessions", "list").returncode == 0
     _wait_for(lambda: _backup_done(store, started, BackupSettings(folder=folder)), "a backup")
     _wait_for(lambda: _failure(store) is None, "a backup that worked clears the failure")
     assert len(list_backups(store, BackupSettings(folder=folder))) == 1

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from disks import SmallDisk
-from installed_hermes import hermes_command
-from store_helpers import REPO_ROOT, LineReader, assistant, start_python, user
+from installed_hermes import run_hermes_in
+from store_helpers import LineReader, assistant, start_python, user
 
 from hermes_core.store import STATE_DB_NAME, SessionStore
 from hermes_core.store.schema import SCHEMA_VERSION
@@ -109,16 +109,6 @@ def _integrity(home: Path) -> str:
         connection.close()
 
 
-def _hermes(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [hermes_command(), "--home", str(home), *args],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def _assert_one_line_refusal(result: subprocess.CompletedProcess[str], says: str) -> None:
     command = " ".join(result.args[3:])
     assert result.returncode == 1, (command, result.stdout, result.stderr)
@@ -131,13 +121,13 @@ def _assert_one_line_refusal(result: subprocess.CompletedProcess[str], says: str
 def _assert_reads_work(home: Path, tmp_path: Path, session_ids: set[str]) -> None:
     """Every reading command answers; an export holds exactly ``session_ids``."""
     for command in READING_COMMANDS:
-        result = _hermes(home, *command)
+        result = run_hermes_in(home, *command)
         assert result.returncode == 0, (command, result.stderr)
         assert "Traceback" not in result.stderr
-    shown = _hermes(home, "sessions", "show", "deploy notes")
+    shown = run_hermes_in(home, "sessions", "show", "deploy notes")
     assert "roll the kubernetes deploy back" in shown.stdout
     target = tmp_path / "elsewhere.jsonl"
-    exported = _hermes(home, "sessions", "export", str(target))
+    exported = run_hermes_in(home, "sessions", "export", str(target))
     assert exported.returncode == 0, exported.stderr
     exported_ids = {
         json.loads(line)["session"]["id"]
@@ -186,7 +176,7 @@ def test_a_full_disk_beside_a_process_holding_the_store(
     home = small_disk.mount / "home"
     _populate(home)
     backup = tmp_path / "backup.jsonl"
-    assert _hermes(home, "sessions", "export", str(backup)).returncode == 0
+    assert run_hermes_in(home, "sessions", "export", str(backup)).returncode == 0
     holder = Holder(home)
     holder_factory.append(holder)
     assert holder.append("stored before the disk filled up") == "ACK"
@@ -197,9 +187,9 @@ def test_a_full_disk_beside_a_process_holding_the_store(
     assert refused.startswith("REFUSED StoreFull "), refused
     assert "is full; nothing was written" in refused
     for command in WRITING_COMMANDS:
-        _assert_one_line_refusal(_hermes(home, *command), "is full; nothing was written")
+        _assert_one_line_refusal(run_hermes_in(home, *command), "is full; nothing was written")
     _assert_one_line_refusal(
-        _hermes(home, "sessions", "import", "--from", "jsonl", str(backup)), "is full"
+        run_hermes_in(home, "sessions", "import", "--from", "jsonl", str(backup)), "is full"
     )
     _assert_reads_work(home, tmp_path, set(before[0]))
     assert _snapshot(home) == before
@@ -215,7 +205,7 @@ def test_a_full_disk_beside_a_process_holding_the_store(
     held = before[0][holder.session_id]
     assert sessions == {**before[0], holder.session_id: (*held[:3], 2, held[4])}
     assert _integrity(home) == "ok"
-    renamed = _hermes(home, "sessions", "rename", "deploy notes", "renamed")
+    renamed = run_hermes_in(home, "sessions", "rename", "deploy notes", "renamed")
     assert renamed.returncode == 0, renamed.stderr
 
 
@@ -229,7 +219,7 @@ def test_a_full_disk_with_nobody_holding_the_store_still_reads(
     small_disk.fill()
     _assert_reads_work(home, tmp_path, ids)
     for command in WRITING_COMMANDS:
-        _assert_one_line_refusal(_hermes(home, *command), "is full; nothing was written")
+        _assert_one_line_refusal(run_hermes_in(home, *command), "is full; nothing was written")
     small_disk.free()
     assert _snapshot(home) == before
     assert _integrity(home) == "ok"
@@ -251,7 +241,7 @@ def test_a_read_only_mount_reads_and_refuses_writes_in_one_line(
         # What was only in the log is read too.
         _assert_reads_work(home, tmp_path, ids | {holder.session_id})
         for command in [*WRITING_COMMANDS, ("gateway", "run")]:
-            _assert_one_line_refusal(_hermes(home, *command), "is read-only")
+            _assert_one_line_refusal(run_hermes_in(home, *command), "is read-only")
     finally:
         small_disk.remount("rw")
     assert _integrity(home) == "ok"
@@ -264,7 +254,7 @@ def test_a_read_only_mount_of_a_store_closed_cleanly(small_disk: SmallDisk, tmp_
     small_disk.remount("ro")
     try:
         _assert_reads_work(home, tmp_path, ids)
-        _assert_one_line_refusal(_hermes(home, "sessions", "pin", "lunch"), "is read-only")
+        _assert_one_line_refusal(run_hermes_in(home, "sessions", "pin", "lunch"), "is read-only")
     finally:
         small_disk.remount("rw")
 
@@ -278,7 +268,7 @@ def test_an_immutable_store_file_reads_and_refuses_writes(
     make_immutable(home / STATE_DB_NAME)
     _assert_reads_work(home, tmp_path, ids)
     for command in WRITING_COMMANDS:
-        _assert_one_line_refusal(_hermes(home, *command), "is read-only")
+        _assert_one_line_refusal(run_hermes_in(home, *command), "is read-only")
     assert _snapshot(home) == before
 
 
@@ -290,7 +280,7 @@ def test_a_store_made_by_a_newer_hermes_is_named_so_by_every_command(tmp_path: P
     connection.close()
     expected = f"was made by a newer Hermes (schema 999, this one knows {SCHEMA_VERSION}): "
     for command in [*READING_COMMANDS[:2], *WRITING_COMMANDS[:2]]:
-        result = _hermes(home, *command)
+        result = run_hermes_in(home, *command)
         _assert_one_line_refusal(result, expected + "upgrade hermes-sessions")
 
 
