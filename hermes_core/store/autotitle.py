@@ -22,6 +22,7 @@ MESSAGES_SHOWN = 6
 
 
 def _generate(path: Path, session_id: str, events: SessionEvents) -> None:
+    from .errors import StoreError
     from .store import SessionStore
 
     try:
@@ -37,6 +38,8 @@ def _generate(path: Path, session_id: str, events: SessionEvents) -> None:
             proposal = events.generate_title(session, messages)
             if proposal:
                 store.apply_automatic_title(session_id, proposal)
+    except StoreError as error:  # the disk or the file (full, read-only…): one line
+        log.warning("automatic title for %s not stored: %s", session_id, error)
     except Exception:  # a title is a nicety; never let it break anything
         log.warning("automatic title for %s failed", session_id, exc_info=True)
 

@@ -475,11 +475,15 @@ class BackgroundCheckpointer:
             while not self._stop.wait(self._interval):
                 if wal_bytes(self._path) < WAL_CHECKPOINT_BYTES:
                     continue
-                if connection is None:
-                    connection = _connect(self._path)
-                    connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                with contextlib.suppress(sqlite3.Error):
+                try:
+                    if connection is None:
+                        connection = _connect(self._path)
+                        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
                     connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except (sqlite3.Error, StoreError):
+                    # A full disk, a busy or damaged file: the writer hears of it on its
+                    # own; try again at the next turn of the loop.
+                    continue
         finally:
             if connection is not None:
                 connection.close()
