@@ -1,12 +1,15 @@
-"""``hermes_core.terminal_text``: how stored text is shown on a terminal (DESIGN §9)."""
+"""``hermes_core.terminal_text``: how stored text is shown on a terminal (DESIGN §9), and
+``--json`` output beside it (``hermes_core.cli.echo.json_text``)."""
 
 from __future__ import annotations
 
+import json
 import unicodedata
 
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from hermes_core.cli.echo import json_text
 from hermes_core.terminal_text import terminal_line, terminal_safe
 
 BIDI_CONTROLS = {chr(c) for c in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
@@ -67,3 +70,15 @@ def test_the_convention_is_caret_notation_and_code_points() -> None:
     kept = "lines\nand\ttabs, 中文, עברית\u200f, 👩\u200d💻, [bold red]markup[/]"
     assert terminal_safe(kept) == kept
     assert terminal_line("a\nb\tc\x1b") == "a b c^["
+
+
+@given(st.recursive(hostile_text, lambda inner: st.dictionaries(hostile_text, inner, max_size=3)))
+def test_json_output_round_trips_exactly_and_holds_nothing_a_terminal_acts_on(
+    payload: object,
+) -> None:
+    """``--json``: the same strings to any JSON reader, and no raw control character (JSON
+    escapes C0 itself; ``json_text`` escapes DEL, C1 and bidi overrides too)."""
+    for ensure_ascii in (False, True):
+        text = json_text(payload, ensure_ascii=ensure_ascii)
+        assert json.loads(text) == payload
+        assert not [char for char in text if unsafe(char)]
