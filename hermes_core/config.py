@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hermes_core.terminal_text import terminal_safe
+
 CONFIG_FILE_NAME = "config.yaml"
 
 
@@ -207,7 +209,7 @@ def load_config(home: Path, *, warn: Callable[[str], None] | None = None) -> Con
         return Config(path=path)
     if not isinstance(data, Mapping):
         raise ConfigError(f"{path}: expected a mapping of settings at the top level")
-    warn = warn or (lambda line: print(line, file=sys.stderr))
+    warn = warn or (lambda line: print(terminal_safe(line), file=sys.stderr))
     values: dict[str, Any] = {}
     for key, value in _flatten(data).items():
         setting = SETTINGS.get(key)

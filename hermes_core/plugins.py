@@ -34,6 +34,8 @@ from hermes_hookspecs import (
     hookspecs,
 )
 
+from hermes_core.terminal_text import terminal_safe
+
 CORE_DISTRIBUTION = "hermes-sessions"
 ENTRY_POINT_GROUP = PROJECT_NAME
 BUILTIN_PLUGINS = (
@@ -129,7 +131,7 @@ class PluginHost:
         self.pm = pluggy.PluginManager(PROJECT_NAME)
         self.pm.add_hookspecs(hookspecs)
         self.strict = _env_flag("HERMES_STRICT_PLUGINS")
-        self._report = report or (lambda line: print(line, file=sys.stderr))
+        self._report = report or (lambda line: print(terminal_safe(line), file=sys.stderr))
         self.records: dict[str, PluginRecord] = {}
         self._registries: dict[str, dict[str, tuple[Any, str]]] = {}
         self._registry_errors: dict[str, DuplicateComponent] = {}

@@ -79,8 +79,12 @@ def _wait(
     platform: str,
     timeout: float,
 ) -> Handoff:
+    from rich.text import Text  # plain text, never read as markup
+
     deadline = time.monotonic() + timeout
-    status = context.console.rich.status(f"Handing off to {platform}: waiting for the gateway…")
+    status = context.console.rich.status(
+        Text(f"Handing off to {platform}: waiting for the gateway…")
+    )
     try:
         with status:
             while True:
@@ -90,7 +94,7 @@ def _wait(
                 if current.state in ("completed", "failed"):
                     return current
                 if current.state == "running":
-                    status.update(f"Handing off to {platform}: the gateway is taking over…")
+                    status.update(Text(f"Handing off to {platform}: the gateway is taking over…"))
                 elif time.monotonic() >= deadline and registry.cancel(session_id):
                     raise ChatError(
                         f"no gateway took the handoff within {timeout:g} s (is `hermes gateway "

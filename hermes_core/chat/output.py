@@ -11,6 +11,10 @@ screen, while the person types.
 it from the thread that runs the turn while the main thread waits for Ctrl-C. Styles are
 prompt_toolkit style strings for lines (``"dim"``, ``"bold ansiyellow"``) and rich style names
 inside a streamed answer.
+
+What a model streams, what tools return and the notices quoting titles or errors are shown
+through :func:`~hermes_core.terminal_text.terminal_safe` (an escape sequence prints as ``^[…``),
+never as rich markup; a sequence cut across two streamed pieces is shown the same.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from hermes_core.agent.listener import TurnListener
+from hermes_core.terminal_text import terminal_safe
 
 if TYPE_CHECKING:
     from hermes_hookspecs import Session, TokenUsage, ToolCall
@@ -71,7 +76,9 @@ class ChatConsole:
         print(to_plain_text(text), flush=True)
 
     def line(self, message: str, style: str = "") -> None:
-        """One line of ``message`` in a prompt_toolkit ``style``, printed as it is written."""
+        """One line of ``message`` in a prompt_toolkit ``style``, printed as it is written
+        (its control characters shown as ``^[``…)."""
+        message = terminal_safe(message)
         if not sys.stdout.isatty():
             print(message, flush=True)
             return
@@ -110,6 +117,7 @@ class StreamPrinter(TurnListener):
         self._mid_line = False
 
     def _text(self, text: str, style: str | None = None) -> None:
+        text = terminal_safe(text)
         self.console.print(text, end="", style=style, markup=False, highlight=False)
         self._mid_line = not text.endswith("\n")
 
@@ -118,7 +126,7 @@ class StreamPrinter(TurnListener):
             if self._mid_line:
                 self.console.print()
                 self._mid_line = False
-            self.console.print(text, style=style, markup=False, highlight=False)
+            self.console.print(terminal_safe(text), style=style, markup=False, highlight=False)
 
     def finish(self) -> None:
         """End the answer's last line, if it is open."""

@@ -8,7 +8,8 @@ tool results and reasoning hidden; the last 10 exchanges, the rest counted in
 :func:`recap_panel` draws it dimmed in a rounded frame as prompt_toolkit formatted text (so a
 resume shows it without importing rich, see :mod:`.output`), wrapping by terminal cells with
 wcwidth (wide characters, emoji); :func:`minimal_notice` is the one line of
-``display.resume_display: minimal``.
+``display.resume_display: minimal``. Stored text is drawn through
+:func:`hermes_core.terminal_text.terminal_safe` (an escape sequence shows as ``^[…``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from hermes_hookspecs import Message, Session
+
+from hermes_core.terminal_text import terminal_line, terminal_safe
 
 if TYPE_CHECKING:
     from prompt_toolkit.formatted_text import ANSI
@@ -41,10 +44,6 @@ DEFAULT_COLOUR = "\x1b[39m"
 ITALIC, NOT_ITALIC = "\x1b[3m", "\x1b[23m"
 RESET = "\x1b[0m"
 NARROWEST_PANEL = 20
-_CONTROL_CHARACTERS = {
-    code: " " for code in (*range(0x20), *range(0x7F, 0xA0)) if chr(code) not in "\n\t"
-}
-"""Terminal control characters in stored text are shown as spaces, never sent as such."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,15 +189,15 @@ def recap_panel(session: Session, recap: Recap, width: int) -> ANSI:
     for line in recap.lines:
         colour = USER_COLOUR if line.role == "user" else ASSISTANT_COLOUR
         mark = USER_MARK if line.role == "user" else ASSISTANT_MARK
-        text = line.text.translate(_CONTROL_CHARACTERS)
+        text = terminal_safe(line.text)
         if line.tool_summary:
-            text += (" " if text else "") + ITALIC + line.tool_summary + NOT_ITALIC
+            text += (" " if text else "") + ITALIC + terminal_safe(line.tool_summary) + NOT_ITALIC
         paragraphs = f"{colour}{mark}{DEFAULT_COLOUR} {text}".split("\n")
         for paragraph in paragraphs:
             rows.extend(wrap(DIM + paragraph, inner, replace_whitespace=False) or [""])
     if not recap.lines:
         rows.append("(no messages yet)")
-    title = clip(f"Resumed {session_label(session)}".translate(_CONTROL_CHARACTERS), 0, width - 6)
+    title = clip(terminal_line(f"Resumed {session_label(session)}"), 0, width - 6)
     top = f"╭─ {title} {'─' * (width - 5 - cells(title))}╮"
     framed = [top, *(f"│ {ljust(DIM + row, inner)}{RESET}{DIM} │" for row in rows)]
     framed.append(f"╰{'─' * (width - 2)}╯")

@@ -56,12 +56,15 @@ def slash_completions(text: str, titles: Callable[[], Iterable[str]]) -> list[tu
 def _completer(titles: Callable[[], Iterable[str]]) -> Any:
     from prompt_toolkit.completion import Completer, Completion
 
+    from hermes_core.terminal_text import terminal_line
+
     class SlashCompleter(Completer):
         def get_completions(
             self, document: Document, complete_event: CompleteEvent
         ) -> Iterator[Completion]:
+            # A title is inserted as stored (so it resolves) but listed as it may be shown.
             for text, start in slash_completions(document.text_before_cursor, titles):
-                yield Completion(text, start_position=start)
+                yield Completion(text, start_position=start, display=terminal_line(text))
 
     return SlashCompleter()
 

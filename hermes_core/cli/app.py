@@ -24,6 +24,7 @@ from . import (
     session_commands,
 )
 from .context import CliContext, cli_context, default_home
+from .echo import echo
 from .errors import fail, handle_user_errors
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ def _version(value: bool) -> None:
     if value:
         from hermes_core import __version__
 
-        typer.echo(f"hermes-sessions {__version__}")
+        echo(f"hermes-sessions {__version__}")
         raise typer.Exit()
 
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from hermes_core.terminal_text import terminal_safe
+
 from .context import CliContext
 from .errors import STORE_UNAVAILABLE, UserError
 
@@ -195,7 +197,7 @@ def _import_foreign(context: CliContext, store: Store, name: str) -> str:
         raise UserError(f"{log.candidate.path}: {outcome.detail or 'no conversation to resume'}")
     label = outcome.label or name
     verb = "Imported" if outcome.status is FileStatus.IMPORTED else "Found"
-    print(f"✓ {verb} the {label} conversation as {outcome.session_id}", flush=True)
+    print(terminal_safe(f"✓ {verb} the {label} conversation as {outcome.session_id}"), flush=True)
     return outcome.session_id
 
 

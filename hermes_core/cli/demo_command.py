@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from .context import cli_context
+from .echo import echo
 from .errors import fail, handle_user_errors
 
 
@@ -42,25 +43,25 @@ def register(app: typer.Typer) -> None:
         host = root.host_override or PluginHost()
         with SessionStore.open(home, events=host) as store:
             ids = fill_demo_store(store)
-        typer.echo(f"Demo home with {len(ids)} sample sessions: {home}\n")
+        echo(f"Demo home with {len(ids)} sample sessions: {home}\n")
         app = build_app(host, with_plugin_commands=False)
         for title, args in (
             ("hermes sessions list", ["sessions", "list"]),
             ("hermes sessions stats", ["sessions", "stats"]),
             ("hermes sessions show 'refactoring auth'", ["sessions", "show", "refactoring auth"]),
         ):
-            typer.echo(f"$ {title}")
+            echo(f"$ {title}")
             # The demo store is the SQLite file of the demo home, whatever store.url says.
             with contextlib.suppress(SystemExit), _store_url(default_url(home)):
                 app(["--home", str(home), *args], prog_name="hermes", standalone_mode=False)
-            typer.echo("")
-        typer.echo("Try more against the demo home:")
-        typer.echo(f"  hermes --home {home} sessions list --all")
-        typer.echo(f"  hermes --home {home} sessions show 'my project'     # newest of its lineage")
-        typer.echo(f"  hermes --home {home} sessions pinned")
-        typer.echo(f"  hermes --home {home} sessions search retry        # highlighted matches")
-        typer.echo(f"  hermes --home {home} sessions browse               # search as you type")
-        typer.echo(
+            echo("")
+        echo("Try more against the demo home:")
+        echo(f"  hermes --home {home} sessions list --all")
+        echo(f"  hermes --home {home} sessions show 'my project'     # newest of its lineage")
+        echo(f"  hermes --home {home} sessions pinned")
+        echo(f"  hermes --home {home} sessions search retry        # highlighted matches")
+        echo(f"  hermes --home {home} sessions browse               # search as you type")
+        echo(
             f"  hermes --home {home} sessions export {home}/all.html --format html"
             "   # one self-contained page"
         )

@@ -11,6 +11,8 @@ import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
+from hermes_core.terminal_text import terminal_safe
+
 if TYPE_CHECKING:
     import typer
 
@@ -46,10 +48,11 @@ def _expected_errors() -> tuple[type[BaseException], ...]:
 
 
 def fail(message: str, code: int = 1) -> typer.Exit:
-    """Print ``message`` as one stderr line and return the Exit to raise."""
+    """Print ``message`` as one stderr line and return the Exit to raise. Its control
+    characters are shown as ``^[``… (an error may quote a title, an id or a file name)."""
     import typer  # not at module level: the chat starts without typer (start-up budget)
 
-    typer.echo(f"hermes: {message}", err=True)
+    typer.echo(f"hermes: {terminal_safe(message)}", err=True)
     return typer.Exit(code)
 
 
@@ -77,11 +80,11 @@ def report_store_failure(error: BaseException) -> typer.Exit:
     from hermes_core.store.errors import StoreDamaged, StoreUnavailable
 
     if isinstance(error, StoreDamaged):
-        typer.echo(f"{STORE_UNAVAILABLE}: {error}", err=True)
+        typer.echo(f"{STORE_UNAVAILABLE}: {terminal_safe(str(error))}", err=True)
         typer.echo(f"  {REPAIR_HINT}", err=True)
         return typer.Exit(1)
     if type(error) is StoreUnavailable:
-        typer.echo(f"{STORE_UNAVAILABLE}: {error}", err=True)
+        typer.echo(f"{STORE_UNAVAILABLE}: {terminal_safe(str(error))}", err=True)
         return typer.Exit(1)
     return fail(str(error))
 

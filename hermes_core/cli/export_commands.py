@@ -18,6 +18,7 @@ import typer
 from hermes_core.selection.options import bulk_filter_options
 
 from .context import cli_context
+from .echo import echo
 from .errors import UserError, handle_user_errors
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ def _say(plan: ExportPlan | None, line: str) -> None:
     """A message for the person: on stderr when the export writes where stdout goes (``-``,
     ``/dev/stdout``)."""
     to_stderr = plan is not None and plan.layout.messages_to_stderr
-    typer.echo(line, err=to_stderr)
+    echo(line, err=to_stderr)
 
 
 def register(sessions: typer.Typer) -> None:
@@ -199,12 +200,12 @@ def _dry_run(store: Store, plan: ExportPlan) -> None:
         session = item.session
         messages += session.message_count
         span = f"  (lineage of {len(item.lineage)})" if item.lineage else ""
-        typer.echo(
+        echo(
             f"  {session.id:<24}  {_when(session.last_active_at)}  "
             f"{session.message_count:>6} msgs  {session.title or '—'}{span}"
         )
     redacted = ", redacted" if plan.redact else ""
-    typer.echo(
+    echo(
         f"Dry run: {count} session(s) ({messages} messages) would be exported as "
         f"{plan.request.format}{redacted} to {plan.layout.describe()}; nothing was written."
     )
@@ -212,7 +213,7 @@ def _dry_run(store: Store, plan: ExportPlan) -> None:
         from hermes_core.exporting.deletion import delete_targets
 
         doomed = delete_targets(store, plan.targets.session_id)
-        typer.echo(
+        echo(
             f"Then {len(doomed)} session(s) would be deleted once their files verify: "
             + " ".join(doomed)
         )
@@ -249,11 +250,11 @@ def _progress() -> tuple[Callable[[SessionRecord], None] | None, Callable[[], No
         now = time.monotonic()
         if now - last >= 0.1:
             last, shown = now, True
-            typer.echo(f"\rExporting… {count} session(s)", err=True, nl=False)
+            echo(f"Exporting… {count} session(s)", err=True, nl=False, redraw=True)
 
     def end() -> None:
         if shown:
-            typer.echo(f"\rExporting… {count} session(s)", err=True)
+            echo(f"Exporting… {count} session(s)", err=True, redraw=True)
 
     return show, end
 

@@ -4,7 +4,8 @@ terminal columns by cell width (a CJK character or an emoji takes two cells), no
 from __future__ import annotations
 
 import time
-import unicodedata
+
+from hermes_core.terminal_text import terminal_line
 
 
 def relative_time(moment: float, now: float | None = None) -> str:
@@ -43,25 +44,23 @@ def human_size(size: int) -> str:
     return f"{value:.1f} GB"
 
 
-def _flatten(text: str) -> str:
-    """``text`` on one line: control characters (newlines, tabs, escapes) become spaces."""
-    return "".join(" " if unicodedata.category(char) == "Cc" else char for char in text)
-
-
 def display_width(text: str) -> int:
-    """Terminal cells ``text`` takes: wide CJK characters and emoji count two, combining marks
-    and zero-width joiners none (grapheme clusters, as rich measures them)."""
+    """Terminal cells ``text`` takes as :func:`truncate_to_width` shows it: wide CJK characters
+    and emoji count two, combining marks and zero-width joiners none (grapheme clusters, as
+    rich measures them)."""
     from rich.cells import cell_len
 
-    return cell_len(_flatten(text))
+    return cell_len(terminal_line(text))
 
 
 def truncate_to_width(text: str, width: int) -> str:
-    """``text`` cut to at most ``width`` cells, ending in ``…`` when cut; control characters
-    become spaces so a row stays one line. A wide character is never split in half."""
+    """``text`` cut to at most ``width`` cells, ending in ``…`` when cut; newlines and tabs
+    become spaces so a row stays one line, other control characters and bidirectional overrides
+    are shown as ``^[``, ``<U+202E>`` (:func:`~hermes_core.terminal_text.terminal_line`). A wide
+    character is never split in half."""
     from rich.cells import set_cell_size
 
-    text = _flatten(text)
+    text = terminal_line(text)
     if width <= 0:
         return ""
     if display_width(text) <= width:

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from .context import cli_context
+from .echo import echo
 from .errors import fail, handle_user_errors
 
 
@@ -50,33 +51,33 @@ def register(app: typer.Typer) -> None:
         found = read_status(context.home)
         running = found is not None and found.alive
         if found is None:
-            typer.echo("Gateway: not running")
+            echo("Gateway: not running")
         elif not found.alive:
-            typer.echo(
+            echo(
                 f"Gateway: not running (process {found.pid} ended without stopping cleanly; "
                 "its chats resume where they were on the next start)"
             )
         else:
             since = time.strftime("%Y-%m-%d %H:%M", time.localtime(found.started_at))
-            typer.echo(f"Gateway: running (pid {found.pid}, since {since})")
+            echo(f"Gateway: running (pid {found.pid}, since {since})")
             for platform in found.platforms:
                 if platform.get("running"):
                     where = f" at {platform['address']}" if platform.get("address") else ""
-                    typer.echo(f"  {platform['name']}: running{where}")
+                    echo(f"  {platform['name']}: running{where}")
                 else:
-                    typer.echo(f"  {platform['name']}: not running — {platform.get('problem')}")
+                    echo(f"  {platform['name']}: not running — {platform.get('problem')}")
         routes = context.store.routing.routes()
         counts: dict[str, int] = {}
         for route in routes:
             counts[route.platform] = counts.get(route.platform, 0) + 1
         split = ", ".join(f"{name}: {count}" for name, count in sorted(counts.items()))
-        typer.echo(f"Routed chats: {len(routes)}" + (f" ({split})" if split else ""))
+        echo(f"Routed chats: {len(routes)}" + (f" ({split})" if split else ""))
         mirror = (
             f"on ({mirror_path(context.home)})"
             if context.config["gateway.write_sessions_json"]
             else "off"
         )
-        typer.echo(f"sessions.json mirror: {mirror}")
+        echo(f"sessions.json mirror: {mirror}")
         if not running:
             raise typer.Exit(1)
 
@@ -114,18 +115,18 @@ def register_repair(sessions: typer.Typer) -> None:
         table = store.routing
         plan = plan_repairs(table, max_gap_seconds=max_gap_seconds)
         if not plan:
-            typer.echo("No orphaned gateway sessions: every session with messages is routed.")
+            echo("No orphaned gateway sessions: every session with messages is routed.")
             return
         for adoption in plan:
-            typer.echo(adoption.describe())
+            echo(adoption.describe())
         repairable = [a for a in plan if a.repairable]
-        typer.echo(
+        echo(
             f"{len(plan)} orphan(s): {len(repairable)} repairable, "
             f"{len(plan) - len(repairable)} left alone."
         )
         if not apply:
             if repairable:
-                typer.echo(
+                echo(
                     "Nothing was changed. Stop the gateway, then run with --apply to adopt them "
                     + (
                         "(a backup of state.db is made first)."
@@ -142,12 +143,12 @@ def register_repair(sessions: typer.Typer) -> None:
                 f"the gateway is running (pid {running.pid}): stop it first — a running "
                 "gateway keeps the old routing in memory and would write over the repair"
             )
-        typer.echo("Make sure the gateway is stopped: a running one would write over the repair.")
+        echo("Make sure the gateway is stopped: a running one would write over the repair.")
         if isinstance(store, SessionStore):
             backup = store.backup()
-            typer.echo(f"Backup written to {backup}")
+            echo(f"Backup written to {backup}")
         else:
-            typer.echo(
+            echo(
                 f"No file backup on {redacted(context.store_url)}: this store is a database server "
                 "(use pg_dump beforehand to keep a copy); applying the repairs in one "
                 "transaction each."
@@ -155,6 +156,6 @@ def register_repair(sessions: typer.Typer) -> None:
         done = apply_repairs(table, plan)
         for adoption in done:
             donor = adoption.donor.session_id if adoption.donor else "?"
-            typer.echo(
+            echo(
                 f"  ✓ {adoption.orphan.session_id} adopted; {donor} retired (superseded_by_repair)"
             )

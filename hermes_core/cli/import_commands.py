@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .context import cli_context
+from .echo import echo
 from .errors import UserError, handle_user_errors
 
 if TYPE_CHECKING:
@@ -95,7 +96,7 @@ def register(sessions: typer.Typer) -> None:
             )
         database = forced is not None and is_database_importer(forced)
         if not paths and not all_ and not database and not is_interactive():
-            typer.echo(HINT, err=True)
+            echo(HINT, err=True)
             raise typer.Exit(EXIT_NOTHING_TO_DO)
         run = ImportRun(context.store)
         summary = ImportSummary()
@@ -111,10 +112,10 @@ def register(sessions: typer.Typer) -> None:
                 return
             for log in chosen:
                 _report(run.import_file(log.candidate.path, log.importer), summary)
-        typer.echo(summary.line())
+        echo(summary.line())
         skipped = summary.skipped_line()
         if skipped:
-            typer.echo(skipped)
+            echo(skipped)
         if summary.failed and not summary.succeeded:
             raise typer.Exit(1)
 
@@ -220,7 +221,7 @@ def _import_everything(
     if progress is not None:
         progress.finish()
     if not found:
-        typer.echo("No sessions found to import.")
+        echo("No sessions found to import.")
 
 
 def _import_default_store(run: ImportRun, summary: ImportSummary, importer: Importer) -> None:
@@ -259,7 +260,7 @@ def pick_foreign_logs(
         if skip is None or not skip(log.candidate.path)
     ]
     if not found:
-        typer.echo("No sessions found to import.")
+        echo("No sessions found to import.")
         return None
     rows = [
         PickerRow(str(index), candidate_cells(log), str(log.candidate.path))
@@ -272,7 +273,7 @@ def pick_foreign_logs(
         multi=multi,
     )
     if not chosen:
-        typer.echo("Nothing imported.")
+        echo("Nothing imported.")
         return None
     return [found[int(key)] for key in chosen]
 
@@ -302,42 +303,38 @@ def _report(outcome: FileOutcome, summary: ImportSummary) -> None:
         top_level = outcome.top_level
         if len(top_level) > MAX_LISTED_SESSIONS:
             delegates = len(outcome.delegates)
-            typer.echo(
+            echo(
                 f"✓ Imported {len(top_level)} {label} sessions"
                 + (f" and {delegates} delegate session(s)" if delegates else "")
                 + f" from {outcome.path}"
             )
-            typer.echo(f"  List them with:  hermes sessions list --limit {len(top_level)}")
+            echo(f"  List them with:  hermes sessions list --limit {len(top_level)}")
         else:
             for stored in top_level:
                 what = "session (restored)" if stored.restored else "session"
-                typer.echo(
-                    f"✓ Imported {label} {what} as {stored.session_id}: {stored.title or '—'}"
-                )
-                typer.echo(f"  Continue it with:  hermes --resume {stored.session_id}")
+                echo(f"✓ Imported {label} {what} as {stored.session_id}: {stored.title or '—'}")
+                echo(f"  Continue it with:  hermes --resume {stored.session_id}")
             _report_delegates(outcome)
         _report_appended(outcome)
     elif status is FileStatus.APPENDED and outcome.appended:
         _report_appended(outcome)
     elif status is FileStatus.APPENDED:
         main = outcome.sessions[0]
-        typer.echo(
-            f"↻ Appended {main.messages} new message(s) to {main.session_id} from {outcome.path}"
-        )
-        typer.echo(f"  Continue it with:  hermes --resume {main.session_id}")
+        echo(f"↻ Appended {main.messages} new message(s) to {main.session_id} from {outcome.path}")
+        echo(f"  Continue it with:  hermes --resume {main.session_id}")
         _report_delegates(outcome)
     elif status is FileStatus.UNCHANGED:
-        typer.echo(f"= {outcome.path}: {outcome.detail}")
+        echo(f"= {outcome.path}: {outcome.detail}")
     elif status is FileStatus.NO_CONVERSATION:
-        typer.echo(f"– {outcome.path}: no conversation")
+        echo(f"– {outcome.path}: no conversation")
     elif status is FileStatus.CHANGED:
-        typer.echo(f"! {outcome.path}: {outcome.detail}")
+        echo(f"! {outcome.path}: {outcome.detail}")
     else:
-        typer.echo(f"hermes: {outcome.path}: {outcome.detail}", err=True)
+        echo(f"hermes: {outcome.path}: {outcome.detail}", err=True)
     if outcome.routes_added:
-        typer.echo(f"  with {outcome.routes_added} gateway routing row(s)")
+        echo(f"  with {outcome.routes_added} gateway routing row(s)")
     for note in outcome.notes:
-        typer.echo(f"  note: {note}")
+        echo(f"  note: {note}")
 
 
 def _report_appended(outcome: FileOutcome) -> None:
@@ -345,7 +342,7 @@ def _report_appended(outcome: FileOutcome) -> None:
     if not outcome.appended:
         return
     messages = sum(stored.messages for stored in outcome.appended)
-    typer.echo(
+    echo(
         f"↻ Appended {messages} new message(s) to {len(outcome.appended)} session(s) "
         f"from {outcome.path}"
     )
@@ -355,11 +352,11 @@ def _report_delegates(outcome: FileOutcome) -> None:
     delegates = [stored for stored in outcome.sessions[1:] if stored.delegate]
     if delegates:
         ids = ", ".join(stored.session_id for stored in delegates)
-        typer.echo(f"  with {len(delegates)} subagent session(s) as delegates: {ids}")
+        echo(f"  with {len(delegates)} subagent session(s) as delegates: {ids}")
 
 
 def _discovery_failed(importer: str, error: Exception) -> None:
-    typer.echo(f"hermes: importer '{importer}' could not look for logs: {error}", err=True)
+    echo(f"hermes: importer '{importer}' could not look for logs: {error}", err=True)
 
 
 class _Progress:

@@ -10,6 +10,7 @@ import typer
 from hermes_core.selection.options import bulk_filter_options
 
 from .context import cli_context
+from .echo import echo, echo_json
 from .errors import UserError, handle_user_errors
 
 _HELP = (
@@ -51,7 +52,6 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Report usage over the selected sessions (help text: ``_HELP``)."""
-        import json
 
         from hermes_core.insights import PriceTable, build_report
         from hermes_core.selection.options import filter_from_options
@@ -76,14 +76,14 @@ def register(app: typer.Typer) -> None:
                 write_page(report, target)
             except OutputError as error:
                 raise UserError(str(error)) from None
-            typer.echo(
+            echo(
                 f"Wrote insights over {report.totals.sessions:,} session(s) to {target}",
                 err=as_json or writes_to_standard_output(target),
             )
         if as_json:
             from hermes_core.insights.json_report import report_as_json
 
-            typer.echo(json.dumps(report_as_json(report), indent=2, ensure_ascii=False))
+            echo_json(report_as_json(report))
         elif target is None:
             from rich.console import Console
 

@@ -18,6 +18,7 @@ import typer
 from hermes_core.selection.options import bulk_filter_options
 
 from .context import cli_context
+from .echo import confirm, echo
 from .errors import UserError, fail, handle_user_errors
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ def _confirm(question: str, *, yes: bool, hint: str) -> None:
         return
     if not _stdin_is_terminal():
         raise UserError(f"not a terminal, so nothing was asked or changed: {hint}")
-    if not typer.confirm(question, default=False):
+    if not confirm(question):
         raise UserError("nothing changed")
 
 
@@ -84,7 +85,7 @@ def register(sessions: typer.Typer) -> None:
         plan = plan_prune(store.lifecycle, selection)
         kept = _kept_note(plan.protected_count, plan.active_count)
         if not plan.candidates:
-            typer.echo("No sessions to prune." + (f" {kept}" if kept else ""))
+            echo("No sessions to prune." + (f" {kept}" if kept else ""))
             return
         count = len(plan.candidates)
         delegates = (
@@ -94,16 +95,16 @@ def register(sessions: typer.Typer) -> None:
         )
         if dry_run:
             for c in plan.candidates:
-                typer.echo(_match_line(c.id, c.title, c.last_active_at, c.message_count))
-        typer.echo(f"{count} session(s) to prune ({plan.message_count} messages){delegates}.")
+                echo(_match_line(c.id, c.title, c.last_active_at, c.message_count))
+        echo(f"{count} session(s) to prune ({plan.message_count} messages){delegates}.")
         if plan.oldest and plan.newest:
             o, n = plan.oldest, plan.newest
-            typer.echo(f"  oldest: {_describe(o.id, o.title, o.last_active_at)}")
-            typer.echo(f"  newest: {_describe(n.id, n.title, n.last_active_at)}")
+            echo(f"  oldest: {_describe(o.id, o.title, o.last_active_at)}")
+            echo(f"  newest: {_describe(n.id, n.title, n.last_active_at)}")
         if kept:
-            typer.echo(kept)
+            echo(kept)
         if dry_run:
-            typer.echo("Dry run: nothing was deleted.")
+            echo("Dry run: nothing was deleted.")
             return
         _confirm(
             f"Delete these {count} session(s) for good?",
@@ -118,7 +119,7 @@ def register(sessions: typer.Typer) -> None:
             deleted = run_prune(store.lifecycle, plan, lock, on_batch=_progress())
         finally:
             lock.release()
-        typer.echo(
+        echo(
             f"Pruned {deleted} session(s). The file keeps its size until "
             "'hermes sessions optimize' reclaims the space."
         )
@@ -148,20 +149,20 @@ def register(sessions: typer.Typer) -> None:
         plan = plan_archive(store.lifecycle, archive_selection(chosen))
         pinned = f"{plan.pinned_count} pinned session(s) left alone." if plan.pinned_count else ""
         if not plan.matches:
-            typer.echo("No sessions to archive." + (f" {pinned}" if pinned else ""))
+            echo("No sessions to archive." + (f" {pinned}" if pinned else ""))
             return
         count = len(plan.matches)
         if dry_run:
             for m in plan.matches:
-                typer.echo(_match_line(m.id, m.title, m.last_active_at, m.message_count))
-        typer.echo(f"{count} session(s) to archive.")
+                echo(_match_line(m.id, m.title, m.last_active_at, m.message_count))
+        echo(f"{count} session(s) to archive.")
         oldest, newest = plan.matches[0], plan.matches[-1]
-        typer.echo(f"  oldest: {_describe(oldest.id, oldest.title, oldest.last_active_at)}")
-        typer.echo(f"  newest: {_describe(newest.id, newest.title, newest.last_active_at)}")
+        echo(f"  oldest: {_describe(oldest.id, oldest.title, oldest.last_active_at)}")
+        echo(f"  newest: {_describe(newest.id, newest.title, newest.last_active_at)}")
         if pinned:
-            typer.echo(pinned)
+            echo(pinned)
         if dry_run:
-            typer.echo("Dry run: nothing was archived.")
+            echo("Dry run: nothing was archived.")
             return
         _confirm(
             f"Archive these {count} session(s)?",
@@ -169,7 +170,7 @@ def register(sessions: typer.Typer) -> None:
             hint=f"add --yes to archive these {count} session(s), or --dry-run to list them",
         )
         done = archive_sessions(store.lifecycle, [m.id for m in plan.matches])
-        typer.echo(
+        echo(
             f"Archived {done} session(s): hidden from listings, messages and search kept "
             "('hermes sessions unarchive' brings them back)."
         )
@@ -204,11 +205,11 @@ def register(sessions: typer.Typer) -> None:
             ids = archived_matching(store.lifecycle, chosen)
         if dry_run:
             for session_id in ids:
-                typer.echo(f"  {session_id}")
-            typer.echo(f"Dry run: {len(ids)} session(s) would be unarchived.")
+                echo(f"  {session_id}")
+            echo(f"Dry run: {len(ids)} session(s) would be unarchived.")
             return
         done = unarchive_sessions(store.lifecycle, ids)
-        typer.echo(f"Unarchived {done} session(s).")
+        echo(f"Unarchived {done} session(s).")
 
 
 def _progress() -> Callable[[PruneProgress], None] | None:
@@ -218,10 +219,11 @@ def _progress() -> Callable[[PruneProgress], None] | None:
 
     def show(progress: PruneProgress) -> None:
         done = progress.done_candidates == progress.total_candidates
-        typer.echo(
-            f"\rDeleted {progress.done_candidates}/{progress.total_candidates} sessions…",
+        echo(
+            f"Deleted {progress.done_candidates}/{progress.total_candidates} sessions…",
             err=True,
             nl=done,
+            redraw=True,
         )
 
     return show

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 
+from hermes_core.terminal_text import terminal_safe
+
 CORE_COMMANDS = {"sessions", "insights", "plugins", "demo", "chat"}
 """Commands of the core itself: they load plugins only if they need them (the chat, when its
 first message needs the model provider)."""
@@ -57,7 +59,7 @@ def main() -> None:
         try:
             host = PluginHost()
         except PluginError as error:
-            print(f"hermes: {error}", file=sys.stderr)
+            print(f"hermes: {terminal_safe(str(error))}", file=sys.stderr)
             raise SystemExit(1) from None
     app = build_app(host)
     from hermes_hookspecs import UserFacingError
@@ -68,7 +70,7 @@ def main() -> None:
         # A plugin command's failure the person can act on: one line, like the core's own.
         if os.environ.get("HERMES_DEBUG"):
             raise
-        print(f"hermes: {error}", file=sys.stderr)
+        print(f"hermes: {terminal_safe(str(error))}", file=sys.stderr)
         raise SystemExit(1) from None
     except KeyboardInterrupt:
         if os.environ.get("HERMES_DEBUG"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from .context import CliContext, cli_context
+from .echo import echo
 from .errors import handle_user_errors
 from .formatting import human_size
 
@@ -19,12 +20,12 @@ def register(sessions: typer.Typer) -> None:
         the automatic clean-up last did."""
         context = cli_context(ctx)
         found = context.store.stats()
-        typer.echo(f"Total sessions: {found.total_sessions}")
-        typer.echo(f"Total messages: {found.total_messages}")
+        echo(f"Total sessions: {found.total_sessions}")
+        echo(f"Total messages: {found.total_messages}")
         for source, count in found.sessions_by_source:
-            typer.echo(f"  {source}: {count} sessions")
-        typer.echo(f"Database size: {human_size(found.database_bytes)}")
-        typer.echo(
+            echo(f"  {source}: {count} sessions")
+        echo(f"Database size: {human_size(found.database_bytes)}")
+        echo(
             f"Active: {found.active_sessions}   Pinned: {found.pinned_sessions}   "
             f"Archived: {found.archived_sessions}"
         )
@@ -41,8 +42,8 @@ def register(sessions: typer.Typer) -> None:
         verdict = (
             f"reclaimed {human_size(change)}" if change >= 0 else f"grew by {human_size(-change)}"
         )
-        typer.echo(f"Database size: {human_size(before)} → {human_size(after)} ({verdict})")
-        typer.echo(f"Bytes reclaimed: {max(0, change):,}")
+        echo(f"Database size: {human_size(before)} → {human_size(after)} ({verdict})")
+        echo(f"Bytes reclaimed: {max(0, change):,}")
 
 
 def _print_lifecycle(context: CliContext) -> None:
@@ -52,7 +53,7 @@ def _print_lifecycle(context: CliContext) -> None:
     store = context.store
     split = store.lifecycle.size_split()
     how = "counted with dbstat" if split.measured else "estimated: dbstat is not available"
-    typer.echo(
+    echo(
         f"Size by content: messages {human_size(split.messages_bytes)}, full-text index "
         f"{human_size(split.fulltext_bytes)}, other {human_size(split.other_bytes)} ({how})"
     )
@@ -67,18 +68,18 @@ def _print_lifecycle(context: CliContext) -> None:
         prune += f" (removed {record.last_auto_prune_removed} sessions)"
     if not config["sessions.auto_prune"]:
         prune += " — sessions.auto_prune is off"
-    typer.echo(f"Last auto-prune: {prune}")
+    echo(f"Last auto-prune: {prune}")
     sweep = when(record.last_auto_archive)
     if record.last_auto_archive is not None and record.last_auto_archive_archived is not None:
         sweep += f" (archived {record.last_auto_archive_archived} sessions)"
     if not config["sessions.auto_archive"]:
         sweep += " — sessions.auto_archive is off"
-    typer.echo(f"Last auto-archive: {sweep}")
-    typer.echo(f"Last VACUUM: {when(record.last_vacuum)}")
+    echo(f"Last auto-archive: {sweep}")
+    echo(f"Last VACUUM: {when(record.last_vacuum)}")
     failure = "none"
     if record.last_failure is not None:
         failure = f"{when(record.last_failure_at)}: {record.last_failure}"
-    typer.echo(f"Last clean-up failure: {failure}")
+    echo(f"Last clean-up failure: {failure}")
     _print_backups(context)
 
 
@@ -105,10 +106,10 @@ def _print_backups(context: CliContext) -> None:
         line = "never"
     if not settings.enabled:
         line += " — off (store.backups.interval_hours or keep is 0)"
-    typer.echo(f"Last backup: {line}")
+    echo(f"Last backup: {line}")
     failed = last_failure(store.connection)
     text = "none" if failed is None else f"{_local(failed[0])}: {failed[1]}"
-    typer.echo(f"Last backup failure: {text}")
+    echo(f"Last backup failure: {text}")
 
 
 def _local(moment: float) -> str:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .context import cli_context
+from .echo import echo
 from .errors import UserError, handle_user_errors
 
 if TYPE_CHECKING:
@@ -62,14 +63,14 @@ def register(sessions: typer.Typer) -> None:
                 target.close()
         finally:
             source.close()
-        typer.echo(
+        echo(
             f"Migrated {report.sessions} sessions ({report.messages} messages, "
             f"{report.routes} routing rows, {report.import_files} import records) "
             f"from {redacted(source_url)} to {redacted(to)}."
         )
         if report.skipped or report.redone:
-            typer.echo(f"Resumed: {report.skipped} already copied, {report.redone} copied again.")
-        typer.echo("Verified: counts and every session's hash match.")
+            echo(f"Resumed: {report.skipped} already copied, {report.redone} copied again.")
+        echo("Verified: counts and every session's hash match.")
 
 
 def _same_store(first: str, second: str) -> bool:

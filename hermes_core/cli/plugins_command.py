@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
 
 from .context import cli_context
+from .echo import echo, echo_json
 from .errors import handle_user_errors
 
 
@@ -25,15 +25,15 @@ def register(app: typer.Typer) -> None:
         context = cli_context(ctx)
         records = context.host.describe(include_builtin=include_builtin)
         if as_json:
-            typer.echo(json.dumps([r.as_json() for r in records], indent=2))
+            echo_json([r.as_json() for r in records], ensure_ascii=True)
             return
         if not records:
-            typer.echo("No plugins installed. (--all shows the built-in ones.)")
+            echo("No plugins installed. (--all shows the built-in ones.)")
             return
         for record in records:
             status = f"FAILED: {record.error}" if record.error else "ok"
-            typer.echo(f"{record.name}  ({record.distribution} {record.version or '?'})  {status}")
+            echo(f"{record.name}  ({record.distribution} {record.version or '?'})  {status}")
             if record.hooks:
-                typer.echo(f"    hooks: {', '.join(record.hooks)}")
+                echo(f"    hooks: {', '.join(record.hooks)}")
             if record.components:
-                typer.echo(f"    components: {', '.join(sorted(record.components))}")
+                echo(f"    components: {', '.join(sorted(record.components))}")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .context import cli_context
+from .echo import echo
 from .errors import UserError, fail, handle_user_errors
 
 if TYPE_CHECKING:
@@ -129,18 +130,18 @@ def _repair_other_backend(context: CliContext, url: str, check_only: bool) -> No
     label = redacted(url)
     report: RepairReport = store_repair(check_only=check_only)
     if not report.problems:
-        typer.echo(f"{label}: no problems found.")
+        echo(f"{label}: no problems found.")
         return
-    typer.echo(f"{label}: {len(report.problems)} problem(s):")
+    echo(f"{label}: {len(report.problems)} problem(s):")
     for problem in report.problems:
-        typer.echo(f"  - {problem}")
+        echo(f"  - {problem}")
     if check_only:
         raise typer.Exit(1)
     for action in report.actions:
-        typer.echo(f"  ✓ {action}")
+        echo(f"  ✓ {action}")
     if not report.healthy_after:
         raise fail("the store still has problems")
-    typer.echo("The store is healthy now.")
+    echo("The store is healthy now.")
 
 
 def _repair_sqlite(
@@ -163,20 +164,20 @@ def _repair_sqlite(
             + " (--check-only checks it as it is)"
         )
     if found.state == "healthy":
-        typer.echo(f"{label}: no problems found.")
+        echo(f"{label}: no problems found.")
         for skipped in found.not_run:
-            typer.echo(f"  (read-only, so not checked: {skipped})")
+            echo(f"  (read-only, so not checked: {skipped})")
         if wants_backup:
-            typer.echo("  (the store is not damaged, so no backup was used)")
+            echo("  (the store is not damaged, so no backup was used)")
         return
     if found.state in ("missing", "empty"):
         _nothing_to_salvage(found, settings, check_only, choice, backup)
         return
-    typer.echo(f"{label}: {len(found.problems)} problem(s):")
+    echo(f"{label}: {len(found.problems)} problem(s):")
     for problem in found.problems:
-        typer.echo(f"  - {problem}")
+        echo(f"  - {problem}")
     for skipped in found.not_run:
-        typer.echo(f"  (read-only, so not checked: {skipped})")
+        echo(f"  (read-only, so not checked: {skipped})")
     if found.state == "fixable":
         if check_only:
             raise typer.Exit(1)
@@ -192,14 +193,14 @@ def _fix(found: Inspection) -> None:
     from hermes_core.store.repair import fix_in_place
 
     report = fix_in_place(found.path, found)
-    typer.echo(f"Backup written to {report.backup}")
+    echo(f"Backup written to {report.backup}")
     for action in report.actions:
-        typer.echo(f"  ✓ {action}")
+        echo(f"  ✓ {action}")
     if report.remaining:
         raise fail(
             f"the store still has problems ({report.remaining[0]}); your backup is {report.backup}"
         )
-    typer.echo("The store is healthy now.")
+    echo("The store is healthy now.")
 
 
 def _estimate(path: Path, settings: BackupSettings, explicit: Path | None) -> None:
@@ -210,12 +211,12 @@ def _estimate(path: Path, settings: BackupSettings, explicit: Path | None) -> No
     try:
         report = salvage_estimate(path)
     except (StoreError, OSError) as error:
-        typer.echo(f"A salvage could not be tried here: {error}")
+        echo(f"A salvage could not be tried here: {error}")
     else:
-        typer.echo(f"A repair would keep {_kept(report)}.")
+        echo(f"A repair would keep {_kept(report)}.")
     found = _usable_backup(path, settings, explicit)
     if found is not None:
-        typer.echo(_backup_line(*found))
+        echo(_backup_line(*found))
 
 
 def _salvage(
@@ -237,9 +238,9 @@ def _salvage(
         choice = SALVAGE_ONLY  # --yes with nothing to merge: the salvage alone
     salvaged = salvage_store(found.path)
     try:
-        typer.echo(f"Salvaged what was readable: kept {_kept(salvaged.report)}.")
+        echo(f"Salvaged what was readable: kept {_kept(salvaged.report)}.")
         if backup is not None:
-            typer.echo(_backup_line(*backup))
+            echo(_backup_line(*backup))
             choice = choice or _ask(restore_only=False)
             _apply(salvaged, backup[0], choice)
         _install(salvaged)
@@ -265,12 +266,12 @@ def _nothing_to_salvage(
     if backup is None:
         if found.state == "missing":
             raise fail(f"{what}; there is no backup of it either")
-        typer.echo(f"{label}: {what}; there is no backup of it: nothing to repair.")
+        echo(f"{label}: {what}; there is no backup of it: nothing to repair.")
         return
     if found.state == "empty":
         what = f"{label}: {what}"
-    typer.echo(f"{what}.")
-    typer.echo(_backup_line(*backup))
+    echo(f"{what}.")
+    echo(_backup_line(*backup))
     if check_only:
         raise typer.Exit(1)
     if choice is None and not _stdin_is_terminal():
@@ -295,10 +296,10 @@ def _apply(salvaged: Salvaged, backup: Backup, choice: str) -> None:
         raise UserError("nothing was changed")
     if choice == MERGE:
         sessions, messages = salvaged.merge_backup(backup.path)
-        typer.echo(f"Merged the backup: added {sessions:,} session(s) and {messages:,} message(s).")
+        echo(f"Merged the backup: added {sessions:,} session(s) and {messages:,} message(s).")
     elif choice == RESTORE:
         salvaged.use_backup(backup.path)
-        typer.echo(f"Restored the backup of {backup.local_time}.")
+        echo(f"Restored the backup of {backup.local_time}.")
 
 
 def _install(salvaged: Salvaged) -> None:
@@ -307,12 +308,12 @@ def _install(salvaged: Salvaged) -> None:
 
     kept = salvaged.install()
     if kept is not None:
-        typer.echo(f"Kept the damaged file as {shown(kept)}")
+        echo(f"Kept the damaged file as {shown(kept)}")
     problems = check_installed(salvaged.path)
     sessions, messages = _totals(salvaged.path)
     if problems:
         raise fail(f"the new store still has problems: {problems[0]}")
-    typer.echo(
+    echo(
         f"{shown(salvaged.path)} now holds {sessions:,} session(s) and {messages:,} message(s); "
         "it is healthy."
     )
@@ -327,20 +328,20 @@ def _totals(path: Path) -> tuple[int, int]:
 
 def _ask(*, restore_only: bool) -> str:
     if restore_only:
-        typer.echo(f"  {RESTORE:<8} — restore the backup")
-        typer.echo(f"  {QUIT:<8} — change nothing")
+        echo(f"  {RESTORE:<8} — restore the backup")
+        echo(f"  {QUIT:<8} — change nothing")
         options = [RESTORE, QUIT]
     else:
-        typer.echo(
+        echo(
             f"  {MERGE:<8} — keep the salvage and add what the backup holds that the damage "
             "took (recommended)"
         )
-        typer.echo(
+        echo(
             f"  {RESTORE:<8} — replace the store with the backup as it was: what came after "
             "it is lost"
         )
-        typer.echo(f"  {SALVAGE_ONLY:<8} — keep only the salvage")
-        typer.echo(f"  {QUIT:<8} — change nothing")
+        echo(f"  {SALVAGE_ONLY:<8} — keep only the salvage")
+        echo(f"  {QUIT:<8} — change nothing")
         options = [MERGE, RESTORE, SALVAGE_ONLY, QUIT]
     shown = "/".join(options)
     while True:
@@ -348,7 +349,7 @@ def _ask(*, restore_only: bool) -> str:
         chosen = [option for option in options if option.startswith(answer.strip().lower())]
         if answer.strip() and len(chosen) == 1:
             return chosen[0]
-        typer.echo(f"Answer one of: {', '.join(options)}.")
+        echo(f"Answer one of: {', '.join(options)}.")
 
 
 def _usable_backup(

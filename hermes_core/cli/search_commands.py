@@ -6,7 +6,6 @@ when, origin, highlighted snippet, id); ``--json`` prints the tool's payload unc
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
@@ -14,7 +13,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 import typer.core
 
+from hermes_core.terminal_text import terminal_line, terminal_safe
+
 from .context import CliContext, cli_context
+from .echo import echo, echo_json
 from .errors import UserError, handle_user_errors
 from .formatting import relative_time
 from .session_commands import complete_source
@@ -84,7 +86,7 @@ def register(sessions: typer.Typer) -> None:
                     message = option + message[len(argument) :]
             raise UserError(message)
         if as_json:
-            typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+            echo_json(payload)
             return
         render_results(payload)
 
@@ -109,7 +111,7 @@ def register(sessions: typer.Typer) -> None:
             actions={BROWSE_SHOW_KEY: "show"},
         )
         if chosen is None:
-            typer.echo("Nothing chosen.")
+            echo("Nothing chosen.")
             return
         session_id, action = chosen
         if action is None:
@@ -157,16 +159,19 @@ def strip_markers(snippet: str) -> str:
 
 
 def render_results(payload: dict[str, Any], *, now: float | None = None) -> None:
-    """The human view of a discovery payload: one block per session, matches highlighted."""
+    """The human view of a discovery payload: one block per session, matches highlighted;
+    stored text is never read as rich markup and shows its control characters as ``^[``…"""
     from rich.console import Console
 
     console = Console(highlight=False, soft_wrap=True)
     results = payload["results"]
     if not results:
-        console.print(f"No sessions match {payload['query']!r}.", markup=False)
+        console.print(terminal_safe(f"No sessions match {payload['query']!r}."), markup=False)
         return
     if payload.get("interpreted_as"):
-        console.print(f"(searched as {payload['interpreted_as']})", style="dim", markup=False)
+        console.print(
+            terminal_safe(f"(searched as {payload['interpreted_as']})"), style="dim", markup=False
+        )
     moment = time.time() if now is None else now
     for number, result in enumerate(results, 1):
         console.print(_headline(number, result, moment))
@@ -183,23 +188,24 @@ def _headline(number: int, result: dict[str, Any], now: float) -> Any:
     when = result.get("last_active") or result.get("when")
     ago = relative_time(_dt.datetime.fromisoformat(when).timestamp(), now) if when else "—"
     line = Text(f"{number}. ")
-    line.append(result.get("title") or "(untitled)", style="bold")
-    extras = [ago, result["source"]]
+    line.append(terminal_line(result.get("title") or "(untitled)"), style="bold")
+    extras = [ago, terminal_line(result["source"])]
     if result.get("archived"):
         extras.append("archived")
     line.append("  " + " · ".join(extras), style="dim")
-    line.append(f"  {result['session_id']}", style="cyan")
+    line.append(f"  {terminal_line(result['session_id'])}", style="cyan")
     return line
 
 
 def _snippet_text(snippet: str) -> Any:
-    """The snippet with ``>>>match<<<`` turned into highlighting (markers gone)."""
+    """The snippet with ``>>>match<<<`` turned into highlighting (markers gone), its control
+    characters shown as ``^[``…"""
     from rich.text import Text
 
     from hermes_core.search import MATCH_END, MATCH_START
 
     text = Text("   ")
-    rest = snippet
+    rest = terminal_safe(snippet)
     while MATCH_START in rest:
         before, _, after = rest.partition(MATCH_START)
         match, found, tail = after.partition(MATCH_END)

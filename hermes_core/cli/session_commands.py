@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from .context import CliContext, cli_context
+from .echo import confirm, echo, echo_json
 from .errors import UserError, handle_user_errors
 from .formatting import iso_local, relative_time
 from .listing import list_as_json, render_list
@@ -55,12 +55,12 @@ def register(sessions: typer.Typer) -> None:
         found = store.list_sessions(selection, limit=limit)
         previews = store.previews([s.id for s in found])
         if as_json:
-            typer.echo(json.dumps(list_as_json(found, previews), ensure_ascii=False, indent=2))
+            echo_json(list_as_json(found, previews))
             return
         if not found:
-            typer.echo("No sessions found." if source or workspace else "No sessions yet.")
+            echo("No sessions found." if source or workspace else "No sessions yet.")
             return
-        typer.echo(render_list(found, previews, lambda name: context.host.short_label(name)))
+        echo(render_list(found, previews, lambda name: context.host.short_label(name)))
 
     @sessions.command("show")
     @handle_user_errors
@@ -85,22 +85,22 @@ def register(sessions: typer.Typer) -> None:
                 }
                 for m in store.iter_messages(found.id)
             ]
-            typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+            echo_json(payload)
             return
-        typer.echo(f"{found.title or '(untitled)'}")
-        typer.echo(f"  id: {found.id}   source: {found.source}   messages: {found.message_count}")
+        echo(f"{found.title or '(untitled)'}")
+        echo(f"  id: {found.id}   source: {found.source}   messages: {found.message_count}")
         state = f"ended ({found.end_reason})" if found.ended_at else "active"
-        typer.echo(
+        echo(
             f"  started: {iso_local(found.started_at)}   last active: "
             f"{relative_time(found.last_active_at or found.started_at)}   {state}"
         )
         if found.workspace or found.model:
-            typer.echo(f"  workspace: {found.workspace or '—'}   model: {found.model or '—'}")
+            echo(f"  workspace: {found.workspace or '—'}   model: {found.model or '—'}")
         if found.parent_session_id:
-            typer.echo(f"  parent: {found.parent_session_id} ({found.parent_kind})")
-        typer.echo("")
+            echo(f"  parent: {found.parent_session_id} ({found.parent_kind})")
+        echo("")
         for message in store.iter_messages(found.id):
-            typer.echo(
+            echo(
                 _render_message(
                     message.role,
                     message.content,
@@ -122,7 +122,7 @@ def register(sessions: typer.Typer) -> None:
         store = cli_context(ctx).store
         session_id = store.resolve(session)
         renamed = store.set_title(session_id, " ".join(title))
-        typer.echo(f"Renamed {session_id} to '{renamed.title}'.")
+        echo(f"Renamed {session_id} to '{renamed.title}'.")
 
     @sessions.command("delete")
     @handle_user_errors
@@ -138,11 +138,11 @@ def register(sessions: typer.Typer) -> None:
         target = store.get_session(store.resolve(session))
         label = f"{target.id}" + (f" ('{target.title}')" if target.title else "")
         question = f"Delete session {label} and its {target.message_count} messages?"
-        if not yes and not typer.confirm(question, default=False):
+        if not yes and not confirm(question):
             raise UserError("nothing deleted")
         deleted = store.delete_session(target.id)
         extra = f" and {len(deleted) - 1} delegate session(s)" if len(deleted) > 1 else ""
-        typer.echo(f"Deleted {label}{extra}.")
+        echo(f"Deleted {label}{extra}.")
 
     @sessions.command("pin")
     @handle_user_errors
@@ -178,11 +178,11 @@ def register(sessions: typer.Typer) -> None:
         found = [s for s in store.list_sessions(limit=0) if s.pinned]
         previews = store.previews([s.id for s in found])
         if as_json:
-            typer.echo(json.dumps(list_as_json(found, previews), ensure_ascii=False, indent=2))
+            echo_json(list_as_json(found, previews))
         elif not found:
-            typer.echo("No pinned sessions.")
+            echo("No pinned sessions.")
         else:
-            typer.echo(render_list(found, previews, lambda name: context.host.short_label(name)))
+            echo(render_list(found, previews, lambda name: context.host.short_label(name)))
 
 
 def complete_source(incomplete: str) -> list[str]:
@@ -199,7 +199,7 @@ def _set_pins(context: CliContext, references: list[str], pinned: bool) -> None:
     store.set_pinned(ids, pinned)
     verb = "Pinned" if pinned else "Unpinned"
     for session_id in dict.fromkeys(ids):
-        typer.echo(f"{verb} {session_id}")
+        echo(f"{verb} {session_id}")
 
 
 def _render_message(role: str, content: str, tool_calls: list[str], tool_name: str | None) -> str:

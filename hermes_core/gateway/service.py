@@ -123,11 +123,21 @@ def enabled_platforms(config: Config) -> dict[str, dict[str, Any]]:
 LOG_LEVEL_ENV = "HERMES_GATEWAY_LOG_LEVEL"
 
 
+class _TerminalSafeFormatter(logging.Formatter):
+    """Log lines may quote what platform users sent (a title, a name, an error about their
+    message): their control characters are shown as ``^[``… (see ``hermes_core.terminal_text``)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from hermes_core.terminal_text import terminal_safe
+
+        return terminal_safe(super().format(record))
+
+
 def configure_logging(env: Mapping[str, str] | None = None) -> None:
     """One line per event worth telling, on stderr. ``HERMES_GATEWAY_LOG_LEVEL=debug`` adds a
     timing line per turn (routing, store writes, whole turn)."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("hermes gateway: %(message)s"))
+    handler.setFormatter(_TerminalSafeFormatter("hermes gateway: %(message)s"))
     logger = logging.getLogger("hermes")
     logger.handlers[:] = [handler]
     wanted = (os.environ if env is None else env).get(LOG_LEVEL_ENV, "info").upper()

@@ -1,7 +1,8 @@
 """``hermes insights`` in the terminal: an overview, then tables with bar charts (rich).
 
-Every name that comes from the store (sources, models, tools) is shown as plain text, never as
-rich markup.
+Every name that comes from the store (sources, models, titles, tools) is shown as plain text,
+never as rich markup, its control characters as ``^[``…
+(:func:`~hermes_core.terminal_text.terminal_line`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from collections.abc import Sequence
 from rich.cells import cell_len, set_cell_size
 from rich.console import Console
 from rich.text import Text
+
+from hermes_core.terminal_text import terminal_line
 
 from .figures import filters_text, share, unpriced_note, usd
 from .report import WEEKDAYS, Activity, Cost, InsightsReport
@@ -42,7 +45,7 @@ def render(report: InsightsReport, console: Console) -> None:
     console.print(_overview(report))
     note = unpriced_note(report)
     if note:
-        console.print(Text(note, style="yellow"))
+        console.print(Text(terminal_line(note), style="yellow"))
     width = console.width
     console.print(_sources(report, width))
     console.print(_models(report, width))
@@ -66,7 +69,7 @@ def _heading(report: InsightsReport) -> Text:
         first = report.first_started_at.strftime("%Y-%m-%d")
         last = report.last_active_at.strftime("%Y-%m-%d")
         heading.append(f" · {first} → {last}")
-    heading.append(f" · {filters_text(dict(report.filters))}")
+    heading.append(f" · {terminal_line(filters_text(dict(report.filters)))}")
     return heading
 
 
@@ -81,6 +84,7 @@ def _chart_table(
     with a bar per row for ``values``. Figures are never cut; the bars get what is left of
     ``width`` (6 to :data:`BAR_WIDTH` cells) and a name too long for what remains is cut with
     ``…``. Plain text lines, not a rich Table: a report prints in a few milliseconds."""
+    rows = [[terminal_line(row[0]), *row[1:]] for row in rows]
     figure_widths = [
         max(cell_len(headings[i]), *(cell_len(row[i]) for row in rows))
         for i in range(1, len(headings))

@@ -12,9 +12,9 @@ FTS5 refusing a query (syntax errors, unknown column filters…) is reported as
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import QueryRejected
 from .fulltext import find_cjk
@@ -56,11 +56,31 @@ def _role_source_filter(roles: Sequence[str], source: str | None) -> tuple[str, 
     return sql, params
 
 
+PREVIEW_BYTES_SQL = "substr(CAST(content AS BLOB), 1, 4 * ?)"
+"""The bytes of a message's first ``?`` characters and a few more (UTF-8 takes at most four
+bytes a character), read as a blob: SQLite's ``substr`` on text stops at a NUL character, and
+a preview must hold the text exactly. :func:`preview_text` makes it text again."""
+
+
+def preview_text(value: bytes | str | None, length: int) -> str | None:
+    """The first ``length`` characters of a value :data:`PREVIEW_BYTES_SQL` read (a
+    character its byte cut split is past ``length``, so never kept)."""
+    if value is None:
+        return None
+    text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+    return text[:length]
+
+
 def _preview_sql() -> str:
     return (
-        "(SELECT substr(content, 1, ?) FROM messages WHERE session_id = s.id AND role = 'user' "
+        f"(SELECT {PREVIEW_BYTES_SQL} FROM messages WHERE session_id = s.id AND role = 'user' "
         "ORDER BY id LIMIT 1)"
     )
+
+
+def _with_preview(rows: Iterable[Sequence[Any]], length: int) -> list[Any]:
+    """Rows whose last column is a preview read by :data:`PREVIEW_BYTES_SQL`, as text."""
+    return [(*row[:-1], preview_text(row[-1], length)) for row in rows]
 
 
 class SqliteSearchIndex:
@@ -176,12 +196,11 @@ class SqliteSearchIndex:
         where, params = build_where(selection)
         rows = self._connection.execute(
             "SELECT s.id, s.title, s.started_at, s.last_active_at, s.source, s.message_count, "
-            "s.pinned, (SELECT substr(content, 1, ?) FROM messages "
-            "  WHERE session_id = s.id AND role = 'user' ORDER BY id LIMIT 1) "
+            f"s.pinned, {_preview_sql()} "
             f"FROM sessions s WHERE {where} ORDER BY s.last_active_at DESC LIMIT ?",
             [preview_chars, *params, limit],
         )
-        return [tuple(row) for row in rows]
+        return _with_preview(rows, preview_chars)
 
     # ------------------------------------------------------------------ the picker
 
@@ -193,7 +212,7 @@ class SqliteSearchIndex:
             f"WHERE {_LISTED} ORDER BY s.last_active_at DESC LIMIT ?",
             (preview_chars, limit),
         )
-        return [tuple(row) for row in rows]
+        return _with_preview(rows, preview_chars)
 
     def listed_title_matches(
         self, words: Sequence[str], limit: int, preview_chars: int
@@ -214,7 +233,7 @@ class SqliteSearchIndex:
             f"WHERE {' AND '.join(conditions)} ORDER BY s.last_active_at DESC LIMIT ?",
             [*params, limit],
         )
-        return [tuple(row) for row in rows]
+        return _with_preview(rows, preview_chars)
 
     def listed_sessions(self, session_ids: Sequence[str]) -> dict[str, ListedSessionRow]:
         """id → (id, title, last active, source) for those of ``session_ids`` that are listed."""

@@ -556,14 +556,17 @@ class SessionStore:
 
     def previews(self, session_ids: Sequence[str], *, length: int = 200) -> dict[str, str]:
         """The start of each session's first user message (what listings show)."""
+        from .search_queries import PREVIEW_BYTES_SQL, preview_text
+
         found: dict[str, str] = {}
         for session_id in session_ids:
             row = self._connection.execute(
-                "SELECT substr(content, 1, ?) FROM messages WHERE session_id = ? AND role = 'user' "
+                f"SELECT {PREVIEW_BYTES_SQL} FROM messages WHERE session_id = ? AND role = 'user' "
                 "ORDER BY id LIMIT 1",
                 (length, session_id),
             ).fetchone()
-            found[session_id] = " ".join(row[0].split()) if row else ""
+            text = preview_text(row[0], length) if row else None
+            found[session_id] = " ".join(text.split()) if text else ""
         return found
 
     def message_count(self, session_id: str) -> int:

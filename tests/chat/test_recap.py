@@ -139,10 +139,20 @@ def test_the_panel_wraps_by_terminal_cells_and_every_row_is_the_width() -> None:
 
 def test_control_characters_in_stored_text_never_reach_the_terminal() -> None:
     session = Session(id="20260101_101010_abcdef", source="cli", started_at=0.0, title="t\x1b[2J")
-    panel = recap_panel(session, build_recap([user("clear\x1b[2J\x07 this"), assistant("ok")]), 60)
-    texts = "".join(char for _, char in styled_characters(panel))
-    assert "\x1b" not in texts and "\x07" not in texts
-    assert "clear [2J  this" in texts
+    said = [
+        user("clear\x1b[2J\x07 this \x01\x1b]0;PWNED\x07\x02 \u202eevil"),
+        assistant("ok\x9b2J", "tool\x1b[31m"),
+    ]
+    panel = recap_panel(session, build_recap(said), 100)
+    drawn = styled_characters(panel)
+    texts = "".join(char for _, char in drawn)
+    for control in ("\x1b", "\x07", "\x01", "\x02", "\x9b", "\u202e"):
+        assert control not in texts
+    # \x01…\x02 would make prompt_toolkit send what is between them to the terminal as it is
+    assert not [style for style, _ in drawn if "ZeroWidthEscape" in style]
+    assert "clear^[[2J^G this ^A^[]0;PWNED^G^B <U+202E>evil" in texts
+    assert "ok<U+009B>2J" in texts and "tool^[[31m" in texts
+    assert "Resumed t^[[2J" in texts
 
 
 def test_minimal_mode_is_one_line() -> None:

@@ -165,7 +165,11 @@ def test_truncate_counts_wide_characters_and_flattens_control_characters() -> No
     assert truncate_to_width("abcdef", 4) == "abc…"
     cut = truncate_to_width("量子纠缠量子纠缠", 7)
     assert display_width(cut) <= 7 and cut.endswith("…")
-    assert truncate_to_width("two\nlines\x1b[31m", 40) == "two lines [31m"
+    assert truncate_to_width("two\nlines\x1b[31m", 40) == "two lines^[[31m"
+    hostile = "a\x00b\x07c\x9bd\u202ee\tf\rg"
+    assert truncate_to_width(hostile, 80) == "a^@b^Gc<U+009B>d<U+202E>e f^Mg"
+    assert display_width(hostile) == len("a^@b^Gc<U+009B>d<U+202E>e f^Mg")
+    assert truncate_to_width("\x1b]0;PWNED\x07", 6) == "^[]0;…"
 
 
 def test_styled_lines_mark_the_header_the_highlighted_row_and_the_hints() -> None:

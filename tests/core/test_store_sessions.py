@@ -351,6 +351,22 @@ def test_messages_of_two_sessions_stay_apart(store: SessionStore) -> None:
     }
 
 
+def test_previews_hold_the_text_past_a_nul_and_whole_characters(store: SessionStore) -> None:
+    """SQLite's substr() on text stops at a NUL character: every preview (listings, the
+    picker, the agent's recent-sessions view) reads bytes and keeps the text whole."""
+    from hermes_core.selection.filters import SessionFilter
+
+    text = "before\x00after \x1b]0;x\x07 " + "😀" * 10 + "é" * 300
+    session = store.create_session("cli", title="nul preview")
+    store.append_message(session.id, user(text))
+    assert store.previews([session.id]) == {session.id: " ".join(text[:200].split())}
+    assert store.previews([session.id], length=25)[session.id] == text[:25]
+    index = store.search_index
+    assert index.listed_recent(10, 30)[0][-1] == text[:30]
+    assert index.listed_title_matches(["nul"], 10, 30)[0][-1] == text[:30]
+    assert index.recent_sessions(SessionFilter(), 10, 30)[0][-1] == text[:30]
+
+
 def test_appended_messages_are_searchable(store: SessionStore) -> None:
     session = store.create_session()
     ids = store.append_messages(session.id, [user("the zebrafish genome"), assistant("okay")])

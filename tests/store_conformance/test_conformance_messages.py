@@ -72,6 +72,9 @@ def test_previews_are_the_start_of_the_first_user_message(store: Store) -> None:
     silent = store.create_session("cli")
     previews = store.previews([talk.id, silent.id], length=20)
     assert previews == {talk.id: "please fix the bui", silent.id: ""}
+    wide = store.create_session("cli")
+    store.append_message(wide.id, Message("user", "😀é" * 50))
+    assert store.previews([wide.id], length=7) == {wide.id: "😀é😀é😀é😀"}
 
 
 def test_the_end_of_a_session_reads_newest_first_and_counts_by_role(store: Store) -> None:
