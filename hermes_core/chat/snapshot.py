@@ -18,8 +18,13 @@ SNAPSHOT_FORMAT = "hermes-session-snapshot/1"
 
 
 def snapshot_path(home: Path, session_id: str) -> Path:
-    """Where ``/save`` writes the snapshot of ``session_id``."""
-    return home / SAVED_DIR / f"{session_id}.json"
+    """Where ``/save`` writes the snapshot of ``session_id``: ``<id>.json`` in the saved
+    folder. An id that is not a plain name (a store made before ids were checked may hold
+    ``../../x``) is made one (:func:`~hermes_core.files.safe_file_stem`): the snapshot always
+    lands in the folder, and its content keeps the id exactly."""
+    from hermes_core.files import path_inside, safe_file_stem
+
+    return path_inside(home / SAVED_DIR, safe_file_stem(session_id) + ".json")
 
 
 def snapshot_document(store: Store, session_id: str) -> dict[str, Any]:

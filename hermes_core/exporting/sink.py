@@ -19,7 +19,13 @@ import sys
 from pathlib import Path, PurePosixPath
 from typing import Any, BinaryIO, Literal, cast
 
-from hermes_core.files import AtomicFile, OutputFile, fsync_directory, open_output
+from hermes_core.files import (
+    AtomicFile,
+    OutputFile,
+    fsync_directory,
+    open_output,
+    unsafe_name_reason,
+)
 from hermes_core.files.errors import cannot_write
 from hermes_core.store.connection import held_store_file
 
@@ -129,10 +135,9 @@ class FileSink:
 
 
 def checked_relative_name(name: str) -> Path:
-    """``name`` as a path inside a destination directory; refuses anything that could leave it."""
-    if not name or "\x00" in name or "\\" in name:
-        raise ExportError(f"an exporter asked for an unsafe file name: {name!r}")
-    pure = PurePosixPath(name)
-    if pure.is_absolute() or any(part in {"..", ""} for part in pure.parts):
-        raise ExportError(f"an exporter asked for an unsafe file name: {name!r}")
-    return Path(*pure.parts)
+    """``name`` as a path inside a destination directory; refuses anything that could leave it
+    (the rule of :func:`hermes_core.files.path_inside`)."""
+    why = unsafe_name_reason(name)
+    if why is not None:
+        raise ExportError(f"an exporter asked for an unsafe file name: {name!r} ({why})")
+    return Path(*PurePosixPath(name).parts)

@@ -8,13 +8,15 @@ out.jsonl: the disk is full; nothing was written``).
 
 - :mod:`.output` decides how a path is written and opens it (:func:`open_output`);
 - :mod:`.handles` holds the two handles (:class:`AtomicFile`, :class:`WriteThroughFile`);
-- :mod:`.errors` words the failures.
+- :mod:`.errors` words the failures;
+- :mod:`.names` makes file names from stored text and keeps paths inside their folder.
 """
 
 from __future__ import annotations
 
 from .errors import OutputError
 from .handles import AtomicFile, OutputFile, WriteThroughFile, fsync_directory
+from .names import path_inside, safe_file_stem, unsafe_name_reason
 from .output import OutputKind, open_output, output_kind, own_descriptor, writes_to_standard_output
 
 __all__ = [
@@ -27,5 +29,8 @@ __all__ = [
     "open_output",
     "output_kind",
     "own_descriptor",
+    "path_inside",
+    "safe_file_stem",
+    "unsafe_name_reason",
     "writes_to_standard_output",
 ]

@@ -6,8 +6,8 @@ last import is left unopened; otherwise ``read(path, cursor)`` yields every sess
 database as a ``snapshot``, with all of its messages the first time and, from a
 cursor, only the messages that follow it (``continues``). Per yielded session:
 
-* not here yet → stored with its own id when that id is free in this store, else a new id
-  (reported); its title kept, a clash getting a visible `` (2)`` suffix (reported); its parent
+* not here yet → stored with its own id when that id is a session id free in this store, else
+  a new id (reported: :mod:`.kept_ids`); its title kept, a clash getting a visible `` (2)`` suffix (reported); its parent
   linked when the parent is here (a parent yielded later is linked at the end of the run);
 * here already → the new messages are appended, and the end, tokens and cost follow the
   foreign row when they changed; nothing is written when nothing changed;
@@ -36,6 +36,7 @@ from hermes_core.store.routing import RouteRecord
 from .batches import message_batches
 from .conversations import END_REASON
 from .files import FileStamp
+from .kept_ids import choose_id, renamed_note
 from .outcomes import FileOutcome, FileStatus, StoredSession
 
 if TYPE_CHECKING:
@@ -238,9 +239,7 @@ class DatabaseImport:
             self.outcome.warnings["session without messages (not imported)"] += 1
             return None
         foreign_id = imported.foreign_id
-        wanted: str | None = snapshot.id
-        if self.store.session_exists(snapshot.id):
-            wanted = None
+        chosen = choose_id(self.store, snapshot.id, started_at=snapshot.started_at)
         parent_id: str | None = None
         parent_kind = snapshot.parent_kind
         if snapshot.parent_session_id is not None:
@@ -262,7 +261,7 @@ class DatabaseImport:
         session_id = self.store.create_session(
             source=snapshot.source,
             started_at=snapshot.started_at,
-            session_id=wanted,
+            session_id=chosen.session_id,
             parent_session_id=parent_id,
             parent_kind=parent_kind if parent_id is not None else None,
             metadata=metadata,
@@ -270,9 +269,9 @@ class DatabaseImport:
             system_prompt=snapshot.system_prompt,
             fields=fields,
         )
-        if session_id != snapshot.id:
+        if chosen.replaced_because is not None:
             self.outcome.notes.append(
-                f"session {snapshot.id}: that id is taken in this store; imported as {session_id}"
+                renamed_note(snapshot.id, chosen.replaced_because, session_id)
             )
         if snapshot.parent_session_id is not None and parent_id is None:
             assert parent_kind is not None

@@ -5,6 +5,8 @@ The session keeps its id, title, timestamps, lineage, pin and archive flags, mod
 metadata, and its messages keep their own timestamps. Restoring never fails over a clash:
 
 * a session whose id already exists is skipped ("already in this store");
+* an id that is not a session id (``../../x``: the store's grammar refuses it) is replaced by
+  a new one, reported (:mod:`.kept_ids`);
 * a title used by a different session gets a visible `` (2)``-style suffix, reported;
 * a parent that is not in this store is left out of the lineage, reported.
 """
@@ -17,9 +19,11 @@ from typing import TYPE_CHECKING
 
 from hermes_hookspecs import ImportedSession, Session
 
+from hermes_core.store.ids import looks_like_session_id, shown_id
 from hermes_core.store.imports import ImportedTotals
 
 from .batches import message_batches
+from .kept_ids import choose_id, renamed_note
 from .outcomes import StoredSession
 
 if TYPE_CHECKING:
@@ -56,16 +60,21 @@ def restore_snapshot(
     file's ``importing`` row, and the next run discards it and restores it again)."""
     snapshot = imported.snapshot
     assert snapshot is not None, "restore_snapshot needs ImportedSession.snapshot"
-    if store.session_exists(snapshot.id):
+    if looks_like_session_id(snapshot.id) and store.session_exists(snapshot.id):
         return RestoredSnapshot(None, [f"session {snapshot.id} is already in this store; skipped"])
+    chosen = choose_id(store, snapshot.id, started_at=snapshot.started_at)
     if before_restoring is not None:
-        before_restoring(snapshot.id)
+        before_restoring(chosen.session_id)
     notes: list[str] = []
+    if chosen.replaced_because is not None:
+        notes.append(
+            renamed_note(snapshot.id, chosen.replaced_because, chosen.session_id, verb="restored")
+        )
     parent_id, parent_kind = snapshot.parent_session_id, snapshot.parent_kind
     if parent_id is not None and not store.session_exists(parent_id):
         notes.append(
-            f"session {snapshot.id}: its parent {parent_id} is not in this store; "
-            "restored without that link"
+            f"session {shown_id(snapshot.id)}: its parent {shown_id(parent_id)} is not in "
+            "this store; restored without that link"
         )
         parent_id, parent_kind = None, None
     if parent_id is None:
@@ -75,7 +84,7 @@ def restore_snapshot(
     session_id = store.create_session(
         source=snapshot.source,
         started_at=snapshot.started_at,
-        session_id=snapshot.id,
+        session_id=chosen.session_id,
         parent_session_id=parent_id,
         parent_kind=parent_kind,
         metadata=snapshot.metadata or None,
@@ -95,8 +104,8 @@ def restore_snapshot(
     )
     if snapshot.title is not None and title != snapshot.title:
         notes.append(
-            f"session {snapshot.id}: the title '{snapshot.title}' is used by another session; "
-            f"restored as '{title}'"
+            f"session {shown_id(snapshot.id)}: the title '{snapshot.title}' is used by another "
+            f"session; restored as '{title}'"
         )
     return RestoredSnapshot(
         StoredSession(

@@ -118,6 +118,18 @@ def _creatable_fields(session: Session) -> dict[str, Any]:
     }
 
 
+def _copy_checked(source: Store, target: Store, session_id: str, batch: int) -> int:
+    """:func:`_copy_session`, with the target's refusal of a value (a message an older Hermes
+    stored with a role no store accepts now) as one :class:`MigrationError` line; the copy
+    goes on from this session when the cause is fixed and the command run again."""
+    try:
+        return _copy_session(source, target, session_id, batch)
+    except ValueError as error:
+        raise MigrationError(
+            f"session {session_id}: the target store refuses it: {error}"
+        ) from None
+
+
 def _copy_session(source: Store, target: Store, session_id: str, batch: int) -> int:
     """Write one session and its messages into ``target``; returns the messages copied."""
     session = source.get_session(session_id)
@@ -149,6 +161,21 @@ def _copy_session(source: Store, target: Store, session_id: str, batch: int) -> 
     return copied
 
 
+def _check_ids(source_ids: list[str]) -> None:
+    """A store made before ids were checked may hold ids every store now refuses (``../x``):
+    refused before anything is written, with the way to give those sessions new ids."""
+    from hermes_core.store.ids import looks_like_session_id, shown_id
+
+    outside = [session_id for session_id in source_ids if not looks_like_session_id(session_id)]
+    if outside:
+        raise MigrationError(
+            f"{len(outside)} session(s) have an id no store accepts any more (first: "
+            f"{shown_id(outside[0])}): export them with 'hermes sessions export --format jsonl', "
+            "delete them and import the file (they get new ids), then migrate again; "
+            "nothing was written"
+        )
+
+
 def _check_target(source_ids: set[str], target: Store) -> None:
     foreign = [s.id for s in target.iter_selected() if s.id not in source_ids]
     if foreign:
@@ -170,6 +197,7 @@ def migrate_store(
     from hermes_core.selection.filters import SessionFilter
 
     order = list(source.iter_parents_first(SessionFilter()))
+    _check_ids(order)
     _check_target(set(order), target)
     copied = skipped = redone = messages = 0
     for done, session_id in enumerate(order, start=1):
@@ -185,7 +213,7 @@ def migrate_store(
                 # Its delegates go too and are copied again when their turn comes.
                 target.delete_sessions([session_id])
                 redone += 1
-            messages += _copy_session(source, target, session_id, batch)
+            messages += _copy_checked(source, target, session_id, batch)
             copied += 1
         if on_progress is not None:
             on_progress(MigrationProgress(done, len(order), copied, skipped, messages))
@@ -194,7 +222,7 @@ def migrate_store(
         try:
             target.get_session(session_id)
         except SessionNotFound:
-            messages += _copy_session(source, target, session_id, batch)
+            messages += _copy_checked(source, target, session_id, batch)
     routes = source.routing.records()
     for route in routes:
         target.routing.set_route(route)

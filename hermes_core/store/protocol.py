@@ -12,6 +12,12 @@ engines with many small queries: :attr:`Store.search_index` (:class:`SearchIndex
 (:class:`ImportBookkeeping`), :attr:`Store.routing` (:class:`RoutingTable`: the gateway's routing and the raw rows that
 migrate and import copy) and :attr:`Store.handoffs` (:class:`HandoffTable`: ``/handoff``). Rows that only an engine reads cross as plain tuples, named by
 the aliases below.
+
+Every way in that creates a session or writes messages checks what it is given with
+:mod:`.validation` before writing anything: a chosen session id outside the id grammar
+(:data:`.ids.SESSION_ID_PATTERN`), an unknown role, a timestamp that is not a finite number, a
+negative or fractional token count, a malformed tool call… is a ``ValueError`` naming the field
+and the value, and a batch with one bad message writes none of it.
 """
 
 from __future__ import annotations

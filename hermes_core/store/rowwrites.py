@@ -20,6 +20,7 @@ from .errors import InvalidTitle, SessionNotFound, TitleInUse
 from .ids import new_session_id
 from .rows import tool_calls_to_json
 from .titles import MAX_TITLE_LENGTH, cut_title, lineage_title, sanitize_title, split_lineage_title
+from .validation import check_message, check_new_session
 
 CREATABLE_FIELDS = frozenset({
     "user_id", "model", "cwd", "git_branch", "git_repo_root", "chat_id", "chat_type",
@@ -56,6 +57,13 @@ def insert_session(
         raise TypeError(f"unknown session fields: {', '.join(sorted(unknown))}")
     if (parent_session_id is None) != (parent_kind is None):
         raise ValueError("parent_session_id and parent_kind go together")
+    check_new_session(
+        session_id=session_id,
+        source=source,
+        started=started,
+        parent_kind=parent_kind,
+        fields=fields,
+    )
     generated = session_id is None
     session_id = session_id or new_session_id(gateway=gateway, now=started)
     # 6 hex digits collide easily among sessions started in the same second (bulk imports):
@@ -244,7 +252,10 @@ def insert_messages(
     tool_calls = 0
     has_assistant = False
     last_timestamp: float | None = None
-    for message in messages:
+    for number, message in enumerate(messages, start=1):
+        # Checked as the rows are built, before the one statement that writes them: a batch
+        # with a bad message writes nothing.
+        check_message(message, where=f"message {number}: ")
         timestamp = default_timestamp if message.timestamp is None else message.timestamp
         last_timestamp = timestamp if last_timestamp is None else max(last_timestamp, timestamp)
         rows.append(

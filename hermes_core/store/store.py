@@ -47,6 +47,7 @@ from .schema import check_readable_schema, migrate
 from .state_meta import list_state as _list_state
 from .state_meta import read_state as _read_state
 from .state_meta import write_state as _write_state
+from .validation import check_usage
 
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
@@ -664,6 +665,7 @@ class SessionStore:
         whole batch or none of it. ``input_tokens``/``output_tokens`` are added to the
         session's totals in the same transaction.
         """
+        check_usage(input_tokens, output_tokens)
         batch = list(messages)
         if not batch:
             return range(0)

@@ -7,9 +7,11 @@ import io
 import json
 from pathlib import Path
 
+import pexpect
 from chat_helpers import chat_env, quit_chat, say, spawn_chat
 from disks import fill, small_tmpfs
 from hermes_hookspecs import Message, ToolCall
+from hostile_ids import legacy_session_with_id
 from standins.openai_server import OpenAIStandIn, Reply
 
 from hermes_core.chat.snapshot import SNAPSHOT_FORMAT, save_snapshot, snapshot_path
@@ -75,3 +77,34 @@ def test_save_on_a_full_disk_is_one_line_and_leaves_no_temporary_file(
         assert "Traceback" not in transcript.getvalue()
         assert transcript.getvalue().count("the disk is full") == 1
         assert [p.name for p in saved.iterdir()] == ["filler"]
+
+
+def test_save_in_a_chat_resumed_on_a_hostile_legacy_id_stays_in_the_saved_folder(
+    tmp_path: Path, server: OpenAIStandIn
+) -> None:
+    """A store made before ids were checked holds a session whose id climbs out of any folder
+    (``../../../escaped``: from sessions/saved/ that is ``tmp_path/escaped.json``). Resumed in
+    a real chat, ``/save`` writes the snapshot inside sessions/saved/ under a safe name, and
+    the snapshot keeps the id exactly."""
+    hostile = "../../../escaped"
+    home = tmp_path / "home"
+    legacy_session_with_id(home, hostile)
+    server.add(Reply(text="New answer."))
+    child = spawn_chat(chat_env(tmp_path, server), "--resume", hostile)
+    child.logfile_read = transcript = io.StringIO()
+    say(child, "one more question")
+    child.expect("New answer.")
+    say(child, "/save")
+    child.expect(r"Saved a snapshot to (\S+)")
+    say(child, "/exit")
+    child.expect(pexpect.EOF)
+    saved = home / "sessions" / "saved"
+    files = list(saved.iterdir())
+    assert len(files) == 1 and files[0].name.endswith(".json")
+    assert ".." not in files[0].name and "/" not in files[0].name
+    document = json.loads(files[0].read_text(encoding="utf-8"))
+    assert document["session"]["id"] == hostile
+    assert [m["content"] for m in document["messages"]][-1] == "New answer."
+    assert not (tmp_path / "escaped.json").exists()
+    assert {p.name for p in tmp_path.iterdir()} <= {"home", "user"}
+    assert "Traceback" not in transcript.getvalue()

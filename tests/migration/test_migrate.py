@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 from hermes_hookspecs import Message, ToolCall
-from installed_hermes import hermes_command
+from hostile_ids import legacy_session_with_id
+from installed_hermes import hermes_command, run_hermes_in
 
 from hermes_core.lifecycle import state
 from hermes_core.migration import MigrationError, migrate_store, session_digest
@@ -208,3 +209,18 @@ def test_migrating_a_store_into_itself_is_one_line(tmp_path: Path) -> None:
     assert done.stderr.strip().splitlines() == [
         f"hermes: --to and --from name the same store (sqlite:///{home / 'state.db'})"
     ]
+
+
+def test_a_store_holding_a_hostile_legacy_id_is_refused_in_one_line_before_any_write(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    legacy_session_with_id(home, "../../escaped")
+    target = tmp_path / "target" / "state.db"
+    done = run_hermes_in(home, "sessions", "migrate", "--to", f"sqlite:///{target}")
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert "'../../escaped'" in done.stderr and "nothing was written" in done.stderr
+    if target.exists():
+        with SessionStore.open(target.parent) as written:
+            assert written.count_sessions() == 0

@@ -217,7 +217,7 @@ def test_a_whole_foreign_database_is_mapped_refreshed_and_undone(store: Store) -
         )
         return created
 
-    parent = imported("p", "p-here")
+    parent = imported("p", "20260101_000000_feed01")
     child = imported("c", None)
     entries = imports.imported_sessions("hermes-agent")
     assert sorted(entries) == ["c", "p"]

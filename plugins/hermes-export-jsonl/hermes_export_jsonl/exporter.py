@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -18,6 +19,21 @@ from hermes_hookspecs import (
 )
 
 from .shape import prompt_to_dict, record_to_dict
+
+_PLAIN = re.compile(r"[A-Za-z0-9_-]{1,80}")
+_NOT_PLAIN = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def file_stem(session_id: str) -> str:
+    """The session id as a file name: itself when plain (every id of the standard shape is),
+    else its plain characters and 12 hex digits of its SHA-256, so an id such as
+    ``../../x`` (held by a store made before ids were checked) names a file in the export
+    folder and two such ids never share one. The id inside the file is kept exactly."""
+    if _PLAIN.fullmatch(session_id):
+        return session_id
+    readable = _NOT_PLAIN.sub("-", session_id).strip("-")[:67].strip("-") or "session"
+    digest = hashlib.sha256(session_id.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+    return f"{readable}-{digest}"
 
 
 def _line(data: dict[str, Any]) -> bytes:
@@ -69,7 +85,7 @@ class JsonlExporter:
         if not options.single_session:
             return f"{kind}.jsonl"
         suffix = ".prompts" if kind == "prompts" else ""
-        return f"{first.session.id}{suffix}.jsonl"
+        return f"{file_stem(first.session.id)}{suffix}.jsonl"
 
     @staticmethod
     def _lines(record: SessionRecord, options: ExportOptions) -> Iterator[bytes]:

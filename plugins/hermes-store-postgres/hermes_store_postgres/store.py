@@ -25,6 +25,7 @@ from hermes_core.store.rows import (
     message_from_row,
     session_from_row,
 )
+from hermes_core.store.validation import check_usage
 
 from . import lineage, writes
 from .connection import open_pool, write_refusal
@@ -475,6 +476,7 @@ class PostgresStore:
         """Append messages in one transaction; returns their ids (consecutive: see
         :func:`.writes.reserve_message_ids`). ``input_tokens``/``output_tokens`` are added to
         the session's totals in the same transaction."""
+        check_usage(input_tokens, output_tokens)
         batch = list(messages)
         if not batch:
             return range(0)

@@ -26,6 +26,7 @@ from hermes_core.store.titles import (
     sanitize_title,
     split_lineage_title,
 )
+from hermes_core.store.validation import check_message, check_new_session
 
 from .fulltext import cjk_runs
 
@@ -67,6 +68,13 @@ def insert_session(
         raise TypeError(f"unknown session fields: {', '.join(sorted(unknown))}")
     if (parent_session_id is None) != (parent_kind is None):
         raise ValueError("parent_session_id and parent_kind go together")
+    check_new_session(
+        session_id=session_id,
+        source=source,
+        started=started,
+        parent_kind=parent_kind,
+        fields=fields,
+    )
     generated = session_id is None
     session_id = session_id or new_session_id(gateway=gateway, now=started)
     while generated and session_exists(db, session_id):
@@ -309,7 +317,10 @@ def insert_messages(
     rows: list[tuple[Any, ...]] = []
     tool_calls = 0
     last_timestamp: float | None = None
-    for message in messages:
+    for number, message in enumerate(messages, start=1):
+        # Checked as the rows are built, before the one statement that writes them: a batch
+        # with a bad message writes nothing.
+        check_message(message, where=f"message {number}: ")
         timestamp = default_timestamp if message.timestamp is None else message.timestamp
         last_timestamp = timestamp if last_timestamp is None else max(last_timestamp, timestamp)
         rows.append(

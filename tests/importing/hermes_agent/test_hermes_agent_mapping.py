@@ -309,19 +309,20 @@ def test_a_child_stored_before_its_parent_is_linked_at_the_end(
     tmp_path: Path, store: SessionStore
 ) -> None:
     agent = AgentStore.create(tmp_path / "state.db", 30)
+    P, C = "20260301_100000_0000a1", "20260301_100000_0000c1"
     agent.add_session(
-        id="p", source="cli", started_at=T0 + 100, ended_at=T0 + 200, end_reason="compression"
+        id=P, source="cli", started_at=T0 + 100, ended_at=T0 + 200, end_reason="compression"
     )
-    agent.add_session(id="c", source="cli", started_at=T0, parent_session_id="p")  # clock skew
-    agent.add_message("p", "user", "parent", T0 + 110)
-    agent.add_message("c", "user", "child", T0 + 10)
+    agent.add_session(id=C, source="cli", started_at=T0, parent_session_id=P)  # clock skew
+    agent.add_message(P, "user", "parent", T0 + 110)
+    agent.add_message(C, "user", "child", T0 + 10)
     agent.close()
 
     outcome = import_once(store, agent.path)
 
     assert outcome.status is FileStatus.IMPORTED
-    child = store.get_session("c")
-    assert (child.parent_session_id, child.parent_kind) == ("p", "compression")
+    child = store.get_session(C)
+    assert (child.parent_session_id, child.parent_kind) == (P, "compression")
 
 
 def test_a_session_deleted_here_stays_deleted(tmp_path: Path, store: SessionStore) -> None:
@@ -401,9 +402,10 @@ def test_reset_children_by_marker_and_by_the_legacy_end_reason(
     tmp_path: Path, store: SessionStore
 ) -> None:
     agent = AgentStore.create(tmp_path / "state.db", 30)
+    OLD, NEW, MARKED, ELSEWHERE = (f"20260301_100000_0000{n}0" for n in "abcd")
     key = "agent:main:telegram:dm:42"
     agent.add_session(
-        id="old",
+        id=OLD,
         source="telegram",
         started_at=T0,
         ended_at=T0 + 10,
@@ -411,29 +413,29 @@ def test_reset_children_by_marker_and_by_the_legacy_end_reason(
         session_key=key,
     )
     agent.add_session(
-        id="new", source="telegram", started_at=T0 + 20, parent_session_id="old", session_key=key
+        id=NEW, source="telegram", started_at=T0 + 20, parent_session_id=OLD, session_key=key
     )
     agent.add_session(
-        id="marked",
+        id=MARKED,
         source="cli",
         started_at=T0 + 30,
-        parent_session_id="old",
-        model_config={"_reset_from": "old"},
+        parent_session_id=OLD,
+        model_config={"_reset_from": OLD},
     )
     agent.add_session(
-        id="elsewhere",
+        id=ELSEWHERE,
         source="telegram",
         started_at=T0 + 40,
-        parent_session_id="old",
+        parent_session_id=OLD,
         session_key="agent:main:telegram:dm:7",
     )
-    for number, session_id in enumerate(("old", "new", "marked", "elsewhere")):
+    for number, session_id in enumerate((OLD, NEW, MARKED, ELSEWHERE)):
         agent.add_message(session_id, "user", f"message {number}", T0 + 100 + number)
     agent.close()
 
     import_once(store, agent.path)
 
-    kinds = {sid: store.get_session(sid).parent_kind for sid in ("new", "marked", "elsewhere")}
+    kinds = {sid: store.get_session(sid).parent_kind for sid in (NEW, MARKED, ELSEWHERE)}
     # Another chat's child of an idle-ended session is no reset: an ordinary branch.
-    assert kinds == {"new": "reset", "marked": "reset", "elsewhere": "branch"}
-    assert store.get_session("marked").model_config is None
+    assert kinds == {NEW: "reset", MARKED: "reset", ELSEWHERE: "branch"}
+    assert store.get_session(MARKED).model_config is None
