@@ -11,7 +11,9 @@
 
 Each imported session prints its id and a ready-to-paste ``hermes --resume <id>``; the run
 ends with a summary line. Exit code 1 when some file failed (missing, unreadable, not
-recognised) and none was imported, appended or found already imported; 0 otherwise.
+recognised) and none was imported, appended or found already imported, or when a file held
+records that could not be read (a backup's damaged lines, each named with its line number);
+0 otherwise.
 """
 
 from __future__ import annotations
@@ -115,7 +117,7 @@ def register(sessions: typer.Typer) -> None:
         skipped = summary.skipped_line()
         if skipped:
             typer.echo(skipped)
-        if summary.failed and not summary.succeeded:
+        if (summary.failed and not summary.succeeded) or summary.lost_records:
             raise typer.Exit(1)
 
 
@@ -334,6 +336,8 @@ def _report(outcome: FileOutcome, summary: ImportSummary) -> None:
         typer.echo(f"! {outcome.path}: {outcome.detail}")
     else:
         typer.echo(f"hermes: {outcome.path}: {outcome.detail}", err=True)
+    for problem in outcome.unreadable_records:
+        typer.echo(f"hermes: {outcome.path} {problem}", err=True)
     if outcome.routes_added:
         typer.echo(f"  with {outcome.routes_added} gateway routing row(s)")
     for note in outcome.notes:

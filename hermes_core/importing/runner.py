@@ -22,11 +22,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hermes_hookspecs import ImportedSession, Importer
+from hermes_hookspecs import ImportedSession, Importer, UnreadableRecords
 
 from hermes_core.store.connection import held_store_file
 from hermes_core.store.errors import StoreError
@@ -241,7 +241,7 @@ class ImportRun:
             # half-way through it is undone by the next (INTERRUPTED).
             self._store.update_file(dataclasses.replace(pending, cursor=RESTORING + session_id))
 
-        for imported in importer.read(path, None):
+        for imported in _readable(importer.read(path, None), outcome):
             if imported.snapshot is not None:
                 restored = restore_snapshot(self._store, imported, before_restoring=restoring)
                 outcome.notes.extend(restored.notes)
@@ -302,6 +302,11 @@ class ImportRun:
             outcome.status = FileStatus.NO_CONVERSATION
             outcome.detail = "no conversation"
         outcome.session_id = owner_id
+        if outcome.unreadable_records:
+            # What could be read is stored; the file is forgotten, so the next import reads
+            # it whole again and names the same lines until they are mended.
+            self._forget_partly_read(key, outcome)
+            return
         # Only a conversation keeps a cursor and foreign id: a file that held nothing is read
         # whole again once it changes, and a backup's sessions are matched by their ids.
         keeps_position = (
@@ -442,6 +447,16 @@ class ImportRun:
         # reading it again is safe.
         self._import_new(path, importer, key, stamp, outcome)
 
+    def _forget_partly_read(self, key: str, outcome: FileOutcome) -> None:
+        """A file with records that could not be read: not remembered as imported."""
+        self._store.forget_file(key)
+        self.records.pop(key, None)
+        if outcome.status is FileStatus.NO_CONVERSATION:
+            outcome.status = FileStatus.UNREADABLE
+            outcome.detail = "no record in it could be read"
+        elif outcome.status is FileStatus.UNCHANGED and not outcome.session_id:
+            outcome.detail = "every session it could read is already in this store"
+
     def _remember(
         self,
         key: str,
@@ -466,6 +481,17 @@ class ImportRun:
         )
         self._store.update_file(record)
         self.records[key] = record
+
+
+def _readable(
+    sessions: Iterator[ImportedSession] | Iterable[ImportedSession], outcome: FileOutcome
+) -> Iterator[ImportedSession]:
+    """The sessions an importer yields; the records it says it could not read (raised at the
+    end as :class:`UnreadableRecords`) are kept on ``outcome`` instead of failing the file."""
+    try:
+        yield from sessions
+    except UnreadableRecords as unread:
+        outcome.unreadable_records.extend(unread.problems)
 
 
 def _restamped(record: ImportFileRecord, stamp: FileStamp) -> ImportFileRecord:
