@@ -114,9 +114,9 @@ def register(sessions: typer.Typer) -> None:
             for log in chosen:
                 _report(run.import_file(log.candidate.path, log.importer), summary)
         typer.echo(summary.line())
-        skipped = summary.skipped_line()
-        if skipped:
-            typer.echo(skipped)
+        for line in (summary.skipped_line(), summary.repaired_line()):
+            if line:
+                typer.echo(line)
         if (summary.failed and not summary.succeeded) or summary.lost_records:
             raise typer.Exit(1)
 

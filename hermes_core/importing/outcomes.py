@@ -61,6 +61,8 @@ class FileOutcome:
     """Sessions of a database file that were here already and got new messages."""
     routes_added: int = 0
     """Gateway routing rows a database file brought (chats this store did not route yet)."""
+    repaired_texts: int = 0
+    """Text fields kept with broken characters (lone surrogates) replaced by U+FFFD."""
     unreadable_records: list[str] = field(default_factory=list)
     """Records the importer could not read, each ``line 7: <why>`` (a backup's damaged
     lines): the file's readable records were imported, these were not, and the run fails."""
@@ -88,11 +90,13 @@ class ImportSummary:
     warnings: Counter[str] = field(default_factory=Counter)
     sessions_written: int = 0
     unreadable_records: int = 0
+    repaired_texts: int = 0
 
     def add(self, outcome: FileOutcome) -> None:
         self.files[outcome.status] += 1
         self.warnings.update(outcome.warnings)
         self.unreadable_records += len(outcome.unreadable_records)
+        self.repaired_texts += outcome.repaired_texts
         self.sessions_written += len(outcome.sessions) + len(outcome.appended)
 
     @property
@@ -145,3 +149,12 @@ class ImportSummary:
             if not is_malformed(reason)
         ]  # fmt: skip
         return "Skipped input: " + ", ".join(others) + "." if others else None
+
+    def repaired_line(self) -> str | None:
+        """What was kept with broken characters replaced, when anything was."""
+        if not self.repaired_texts:
+            return None
+        return (
+            f"Repaired input: {self.repaired_texts} text field(s) with broken characters "
+            "(lone UTF-16 surrogates), each replaced by U+FFFD and kept."
+        )

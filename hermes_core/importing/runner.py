@@ -42,6 +42,7 @@ from .databases import (
 )
 from .files import Change, FileStamp, compare, stamp_of
 from .outcomes import FileOutcome, FileStatus, StoredSession
+from .repairs import repaired_sessions
 from .snapshots import restore_snapshot
 
 if TYPE_CHECKING:
@@ -366,7 +367,7 @@ class ImportRun:
         kept = self._store.last_message_id(record.session_id)
         self._store.mark_append(key, record.session_id, kept)
         try:
-            sessions = iter(importer.read(path, record.cursor))
+            sessions = repaired_sessions(importer.read(path, record.cursor), outcome)
             first = next(sessions, None)
             if first is not None and first.snapshot is None and first.parent_foreign_id is None:
                 appended += append_to_conversation(
@@ -486,10 +487,11 @@ class ImportRun:
 def _readable(
     sessions: Iterator[ImportedSession] | Iterable[ImportedSession], outcome: FileOutcome
 ) -> Iterator[ImportedSession]:
-    """The sessions an importer yields; the records it says it could not read (raised at the
-    end as :class:`UnreadableRecords`) are kept on ``outcome`` instead of failing the file."""
+    """The sessions an importer yields, their text repaired (:mod:`.repairs`); the records it
+    says it could not read (raised at the end as :class:`UnreadableRecords`) are kept on
+    ``outcome`` instead of failing the file."""
     try:
-        yield from sessions
+        yield from repaired_sessions(sessions, outcome)
     except UnreadableRecords as unread:
         outcome.unreadable_records.extend(unread.problems)
 
