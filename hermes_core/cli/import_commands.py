@@ -11,7 +11,9 @@
 
 Each imported session prints its id and a ready-to-paste ``hermes --resume <id>``; the run
 ends with a summary line. Exit code 1 when some file failed (missing, unreadable, not
-recognised) and none was imported, appended or found already imported; 0 otherwise.
+recognised) and none was imported, appended or found already imported, or when a file held
+records that could not be read (a backup's damaged lines, each named with its line number);
+0 otherwise.
 """
 
 from __future__ import annotations
@@ -113,10 +115,10 @@ def register(sessions: typer.Typer) -> None:
             for log in chosen:
                 _report(run.import_file(log.candidate.path, log.importer), summary)
         echo(summary.line())
-        skipped = summary.skipped_line()
-        if skipped:
-            echo(skipped)
-        if summary.failed and not summary.succeeded:
+        for line in (summary.skipped_line(), summary.repaired_line()):
+            if line:
+                echo(line)
+        if (summary.failed and not summary.succeeded) or summary.lost_records:
             raise typer.Exit(1)
 
 
@@ -331,6 +333,8 @@ def _report(outcome: FileOutcome, summary: ImportSummary) -> None:
         echo(f"! {outcome.path}: {outcome.detail}")
     else:
         echo(f"hermes: {outcome.path}: {outcome.detail}", err=True)
+    for problem in outcome.unreadable_records:
+        echo(f"hermes: {outcome.path} {problem}", err=True)
     if outcome.routes_added:
         echo(f"  with {outcome.routes_added} gateway routing row(s)")
     for note in outcome.notes:

@@ -38,6 +38,7 @@ from .conversations import END_REASON
 from .files import FileStamp
 from .kept_ids import choose_id, renamed_note
 from .outcomes import FileOutcome, FileStatus, StoredSession
+from .repairs import repaired_sessions
 
 if TYPE_CHECKING:
     from hermes_core.store.protocol import ImportBookkeeping, RoutingTable
@@ -209,7 +210,7 @@ class DatabaseImport:
     def _read_all(self, cursor: str | None) -> str | None:
         self._known = self.store.imported_sessions(self.importer.name)
         deleted_here = 0
-        for imported in self.importer.read(self.path, cursor):
+        for imported in repaired_sessions(self.importer.read(self.path, cursor), self.outcome):
             snapshot = imported.snapshot
             if snapshot is None:
                 raise ValueError(f"{self.importer.name}: a database importer yields snapshots")

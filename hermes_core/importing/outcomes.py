@@ -61,6 +61,11 @@ class FileOutcome:
     """Sessions of a database file that were here already and got new messages."""
     routes_added: int = 0
     """Gateway routing rows a database file brought (chats this store did not route yet)."""
+    repaired_texts: int = 0
+    """Text fields kept with broken characters (lone surrogates) replaced by U+FFFD."""
+    unreadable_records: list[str] = field(default_factory=list)
+    """Records the importer could not read, each ``line 7: <why>`` (a backup's damaged
+    lines): the file's readable records were imported, these were not, and the run fails."""
 
     @property
     def top_level(self) -> list[StoredSession]:
@@ -84,10 +89,14 @@ class ImportSummary:
     files: Counter[FileStatus] = field(default_factory=Counter)
     warnings: Counter[str] = field(default_factory=Counter)
     sessions_written: int = 0
+    unreadable_records: int = 0
+    repaired_texts: int = 0
 
     def add(self, outcome: FileOutcome) -> None:
         self.files[outcome.status] += 1
         self.warnings.update(outcome.warnings)
+        self.unreadable_records += len(outcome.unreadable_records)
+        self.repaired_texts += outcome.repaired_texts
         self.sessions_written += len(outcome.sessions) + len(outcome.appended)
 
     @property
@@ -106,6 +115,11 @@ class ImportSummary:
     def failed(self) -> int:
         return sum(self.files[status] for status in FAILURES)
 
+    @property
+    def lost_records(self) -> bool:
+        """Whether some file held records that could not be read (the run must fail)."""
+        return self.unreadable_records > 0
+
     def line(self) -> str:
         """``Summary: 2 imported, 1 appended, …`` — file counts, zeros included, so the line
         reads the same in every run — then how many sessions were written when any were."""
@@ -120,6 +134,8 @@ class ImportSummary:
         ]
         if files[FileStatus.CHANGED]:
             parts.append(f"{files[FileStatus.CHANGED]} changed since import (skipped)")
+        if self.unreadable_records:
+            parts.append(f"{self.unreadable_records} record(s) that could not be read")
         line = "Summary: " + ", ".join(parts) + "."
         # The counts above are files; a backup or a log with subagents holds several sessions.
         if self.sessions_written:
@@ -133,3 +149,12 @@ class ImportSummary:
             if not is_malformed(reason)
         ]  # fmt: skip
         return "Skipped input: " + ", ".join(others) + "." if others else None
+
+    def repaired_line(self) -> str | None:
+        """What was kept with broken characters replaced, when anything was."""
+        if not self.repaired_texts:
+            return None
+        return (
+            f"Repaired input: {self.repaired_texts} text field(s) with broken characters "
+            "(lone UTF-16 surrogates), each replaced by U+FFFD and kept."
+        )

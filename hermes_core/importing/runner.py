@@ -22,11 +22,11 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hermes_hookspecs import ImportedSession, Importer
+from hermes_hookspecs import ImportedSession, Importer, UnreadableRecords
 
 from hermes_core.store.connection import held_store_file
 from hermes_core.store.errors import StoreError
@@ -42,6 +42,7 @@ from .databases import (
 )
 from .files import Change, FileStamp, compare, stamp_of
 from .outcomes import FileOutcome, FileStatus, StoredSession
+from .repairs import repaired_sessions
 from .snapshots import restore_snapshot
 
 if TYPE_CHECKING:
@@ -241,7 +242,7 @@ class ImportRun:
             # half-way through it is undone by the next (INTERRUPTED).
             self._store.update_file(dataclasses.replace(pending, cursor=RESTORING + session_id))
 
-        for imported in importer.read(path, None):
+        for imported in _readable(importer.read(path, None), outcome):
             if imported.snapshot is not None:
                 restored = restore_snapshot(self._store, imported, before_restoring=restoring)
                 outcome.notes.extend(restored.notes)
@@ -302,6 +303,11 @@ class ImportRun:
             outcome.status = FileStatus.NO_CONVERSATION
             outcome.detail = "no conversation"
         outcome.session_id = owner_id
+        if outcome.unreadable_records:
+            # What could be read is stored; the file is forgotten, so the next import reads
+            # it whole again and names the same lines until they are mended.
+            self._forget_partly_read(key, outcome)
+            return
         # Only a conversation keeps a cursor and foreign id: a file that held nothing is read
         # whole again once it changes, and a backup's sessions are matched by their ids.
         keeps_position = (
@@ -361,7 +367,7 @@ class ImportRun:
         kept = self._store.last_message_id(record.session_id)
         self._store.mark_append(key, record.session_id, kept)
         try:
-            sessions = iter(importer.read(path, record.cursor))
+            sessions = repaired_sessions(importer.read(path, record.cursor), outcome)
             first = next(sessions, None)
             if first is not None and first.snapshot is None and first.parent_foreign_id is None:
                 appended += append_to_conversation(
@@ -442,6 +448,16 @@ class ImportRun:
         # reading it again is safe.
         self._import_new(path, importer, key, stamp, outcome)
 
+    def _forget_partly_read(self, key: str, outcome: FileOutcome) -> None:
+        """A file with records that could not be read: not remembered as imported."""
+        self._store.forget_file(key)
+        self.records.pop(key, None)
+        if outcome.status is FileStatus.NO_CONVERSATION:
+            outcome.status = FileStatus.UNREADABLE
+            outcome.detail = "no record in it could be read"
+        elif outcome.status is FileStatus.UNCHANGED and not outcome.session_id:
+            outcome.detail = "every session it could read is already in this store"
+
     def _remember(
         self,
         key: str,
@@ -466,6 +482,18 @@ class ImportRun:
         )
         self._store.update_file(record)
         self.records[key] = record
+
+
+def _readable(
+    sessions: Iterator[ImportedSession] | Iterable[ImportedSession], outcome: FileOutcome
+) -> Iterator[ImportedSession]:
+    """The sessions an importer yields, their text repaired (:mod:`.repairs`); the records it
+    says it could not read (raised at the end as :class:`UnreadableRecords`) are kept on
+    ``outcome`` instead of failing the file."""
+    try:
+        yield from repaired_sessions(sessions, outcome)
+    except UnreadableRecords as unread:
+        outcome.unreadable_records.extend(unread.problems)
 
 
 def _restamped(record: ImportFileRecord, stamp: FileStamp) -> ImportFileRecord:

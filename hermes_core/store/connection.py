@@ -26,6 +26,7 @@ from .errors import (
     StoreUnavailable,
 )
 from .failures import FAILURE_CODES, primary_code, store_error
+from .unicode_repair import storable_parameters, storable_rows
 
 BUSY_TIMEOUT_MS = 5_000
 WRITE_RETRY_SECONDS = 60.0
@@ -51,14 +52,18 @@ class StoreCursor(sqlite3.Cursor):
 
     def execute(self, sql: str, parameters: Any = (), /) -> StoreCursor:
         try:
-            super().execute(sql, parameters)
+            try:
+                super().execute(sql, parameters)
+            except UnicodeEncodeError:
+                # A lone surrogate fails before the statement runs: repaired and run once more.
+                super().execute(sql, storable_parameters(parameters))
         except sqlite3.Error as error:
             raise _translated(error, self._path()) from error
         return self
 
     def executemany(self, sql: str, parameters: Iterable[Any], /) -> StoreCursor:
         try:
-            super().executemany(sql, parameters)
+            super().executemany(sql, storable_rows(parameters))
         except sqlite3.Error as error:
             raise _translated(error, self._path()) from error
         return self

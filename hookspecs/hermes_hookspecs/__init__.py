@@ -66,6 +66,7 @@ from ._types import (
     TextDelta,
     TokenUsage,
     ToolCall,
+    UnreadableRecords,
     UserFacingError,
 )
 
@@ -136,6 +137,7 @@ __all__ = [
     "TextDelta",
     "TokenUsage",
     "ToolCall",
+    "UnreadableRecords",
     "UserFacingError",
     "__version__",
     "build_session_key",

@@ -339,6 +339,18 @@ class UserFacingError(Exception):
     Raise it from an exporter, an importer or a plugin command."""
 
 
+class UnreadableRecords(Exception):
+    """Raised by an importer's ``read`` once it has yielded every record it could read, when
+    some records of the file could not be read and dropping them would lose data (a backup's
+    sessions). ``problems`` holds one line per record, saying where and why (``line 7: session
+    has no 'started_at'``). The core keeps what was yielded, prints each problem after the
+    file's path and exits non-zero; the file is read whole again by the next import."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = list(problems)
+
+
 class ModelError(UserFacingError):
     """A model call failed in a way the person should read as one line: the endpoint is down or
     hung past its timeout, the key is refused, rate limits outlasted the retries, the answer

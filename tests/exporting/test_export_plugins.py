@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 import yaml
 from hermes_export_jsonl.importer import JsonlBackupImporter
 from hermes_export_jsonl.shape import (
@@ -18,7 +19,14 @@ from hermes_export_jsonl.shape import (
 from hermes_export_markdown.frontmatter import front_matter, yaml_string
 from hermes_export_markdown.naming import session_file_name
 from hermes_export_markdown.render import fenced, message_body, transcript
-from hermes_hookspecs import Message, Session, SessionRecord, ToolCall
+from hermes_hookspecs import (
+    ImportedSession,
+    Message,
+    Session,
+    SessionRecord,
+    ToolCall,
+    UnreadableRecords,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -97,7 +105,7 @@ def backup_line(session: Session, messages: list[Message]) -> str:
     return json.dumps(record_to_dict(SessionRecord(session, messages)))
 
 
-def test_the_importer_yields_snapshots_and_timed_messages_and_counts_bad_lines(tmp_path):
+def test_the_importer_yields_snapshots_and_timed_messages_and_names_bad_lines(tmp_path):
     path = tmp_path / "backup.jsonl"
     child = full_session(id="20260705_150000_222222", title="child", pinned=False)
     write_backup(
@@ -109,22 +117,33 @@ def test_the_importer_yields_snapshots_and_timed_messages_and_counts_bad_lines(t
     )
     importer = JsonlBackupImporter()
     assert importer.sniff(path) and list(importer.discover({})) == []
-    first, second = list(importer.read(path))
+    read: list[ImportedSession] = []
+    with pytest.raises(UnreadableRecords) as unread:
+        read.extend(importer.read(path))
+    assert unread.value.problems == ["line 2: not valid JSON (Expecting property name "
+                                     "enclosed in double quotes at character 2)"]  # fmt: skip
+    first, second = read
     assert first.snapshot is not None and first.snapshot.pinned and first.snapshot.archived
     assert first.foreign_id == first.snapshot.id and first.source == "telegram"
     messages = list(first.messages)
     assert [m.timestamp for m in messages] == [m.timestamp for m in MESSAGES]
     assert first.warnings == {}
-    assert second.warnings == {"malformed line": 1, "not a session backup line": 1}
+    assert second.warnings == {"not a session backup line": 1}
     assert second.parent_foreign_id == "20260705_120000_000000"  # a delegate child
     assert second.cursor == str(path.stat().st_size)
-    # Reading again from the last cursor finds nothing new; a grown file gives the new line.
+    # Reading again from the last cursor finds nothing new; a grown file gives the new line,
+    # and a last line cut short is named with its true line number.
     assert list(importer.read(path, resume_from=second.cursor)) == []
     with path.open("a", encoding="utf-8") as handle:
         handle.write(backup_line(full_session(id="20260706_000000_333333"), []) + "\n")
-        handle.write('{"format": "hermes-session"')  # a line still being written
-    [third] = importer.read(path, resume_from=second.cursor)
-    assert third.foreign_id == "20260706_000000_333333"
+        handle.write('{"format": "hermes-session"')
+    grown: list[ImportedSession] = []
+    with pytest.raises(UnreadableRecords) as cut:
+        grown.extend(importer.read(path, resume_from=second.cursor))
+    assert [session.foreign_id for session in grown] == ["20260706_000000_333333"]
+    assert len(cut.value.problems) == 1
+    assert cut.value.problems[0].startswith("line 6: not valid JSON")
+    assert cut.value.problems[0].endswith("(the file ends inside this line)")
 
 
 def test_sniff_says_no_to_other_files(tmp_path):

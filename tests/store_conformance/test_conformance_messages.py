@@ -24,7 +24,9 @@ def test_messages_come_back_in_order_with_every_field(store: Store) -> None:
                 tool_calls=(ToolCall("terminal", '{"cmd": "pytest"}', "call_1"),),
                 reasoning="the user wants tests run",
             ),
-            Message("tool", "3 passed", timestamp=12.0, tool_name="terminal", tool_call_id="call_1"),
+            Message(
+                "tool", "3 passed", timestamp=12.0, tool_name="terminal", tool_call_id="call_1"
+            ),
             Message("assistant", "All 3 pass.", timestamp=13.0, token_count=4),
         ],
     )
@@ -159,3 +161,36 @@ def test_an_edited_cjk_message_is_found_by_its_new_text_only(store: Store) -> No
     store.update_message_content(message_id, "东京的天气")
     assert session_search(store, query="京的天")["count"] == 1
     assert session_search(store, query="纠缠")["count"] == 0
+
+
+LONE_SURROGATES = ["high \ud800 alone", "low \udc00 alone", "reversed \udc00\ud800 pair"]
+
+
+def test_text_with_lone_surrogates_is_stored_repaired_never_refused(store: Store) -> None:
+    """UTF-8 cannot hold a lone surrogate: the store replaces each with U+FFFD and keeps the
+    rest (hermes_core.store.unicode_repair), in messages, tool calls and session fields."""
+    session = store.create_session("cli", started_at=1.0, cwd="/work/\udcff", model="m\ud800")
+    store.append_messages(
+        session.id,
+        [Message("user", text, timestamp=2.0 + n) for n, text in enumerate(LONE_SURROGATES)]
+        + [
+            Message(
+                "assistant",
+                "split pair \ud83d\ude00 joined",
+                timestamp=9.0,
+                reasoning="why \ud800",
+                tool_calls=(ToolCall("terminal", '{"q": "\udc00"}', "c\ud800"),),
+            )
+        ],
+    )
+    stored = store.messages(session.id)
+    assert [m.content for m in stored] == [
+        "high \ufffd alone",
+        "low \ufffd alone",
+        "reversed \ufffd\ufffd pair",
+        "split pair \U0001f600 joined",
+    ]
+    assert stored[3].reasoning == "why \ufffd"
+    assert stored[3].tool_calls == (ToolCall("terminal", '{"q": "\ufffd"}', "c\ufffd"),)
+    again = store.get_session(session.id)
+    assert (again.cwd, again.model) == ("/work/\ufffd", "m\ufffd")

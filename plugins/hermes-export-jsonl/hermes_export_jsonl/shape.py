@@ -93,47 +93,96 @@ def _known(data: dict[str, Any], names: set[str]) -> dict[str, Any]:
     return {key: value for key, value in data.items() if key in names}
 
 
+# What each stored field may hold, so a record the store would refuse half-way is refused
+# before anything of it is written.
+_SESSION_TEXT = (
+    "title", "title_source", "user_id", "model", "system_prompt", "parent_session_id",
+    "parent_kind", "end_reason", "cwd", "git_branch", "git_repo_root", "chat_id", "chat_type",
+    "thread_id", "session_key", "billing_provider",
+)  # fmt: skip
+_SESSION_NUMBERS = ("ended_at", "last_active_at", "cost_actual_usd", "cost_estimated_usd")
+_SESSION_COUNTS = ("input_tokens", "output_tokens", "message_count", "tool_call_count")
+_SESSION_FLAGS = ("pinned", "archived")
+_SESSION_OBJECTS = ("model_config", "metadata")
+_MESSAGE_TEXT = ("tool_call_id", "tool_name", "reasoning", "platform_message_id")
+_ROLES = ("system", "user", "assistant", "tool")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_optional(
+    data: dict[str, Any], owner: str, names: tuple[str, ...], test: Any, kind: str
+) -> None:
+    for name in names:
+        value = data.get(name)
+        if value is not None and not test(value):
+            raise ShapeError(f"{owner}'s {name!r} is not {kind}")
+
+
 def session_from_dict(data: Any) -> Session:
-    """A ``Session`` from its backup object (unknown keys ignored)."""
+    """A ``Session`` from its backup object (unknown keys ignored); :class:`ShapeError`
+    saying which field is missing or of the wrong kind."""
     if not isinstance(data, dict):
-        raise ShapeError("'session' is not an object")
-    try:
-        session = Session(**_known(data, _SESSION_FIELDS))
-    except TypeError as error:
-        raise ShapeError(f"session: {error}") from error
-    if not isinstance(session.id, str) or not session.id:
-        raise ShapeError("session without an id")
-    if not isinstance(session.source, str) or not isinstance(session.started_at, int | float):
-        raise ShapeError(f"session {session.id}: no source or start time")
+        raise ShapeError("no 'session' object" if data is None else "'session' is not an object")
+    for name in ("id", "source", "started_at"):
+        if data.get(name) is None:
+            raise ShapeError(f"session has no {name!r}")
+    if not isinstance(data["id"], str) or not data["id"]:
+        raise ShapeError("session's 'id' is not a non-empty string")
+    if not isinstance(data["source"], str) or not data["source"]:
+        raise ShapeError("session's 'source' is not a non-empty string")
+    if not _is_number(data["started_at"]):
+        raise ShapeError("session's 'started_at' is not a number (POSIX seconds)")
+    _check_optional(data, "session", _SESSION_TEXT, lambda v: isinstance(v, str), "text")
+    _check_optional(data, "session", _SESSION_NUMBERS, _is_number, "a number")
+    _check_optional(data, "session", _SESSION_COUNTS, _is_count, "a whole number")
+    _check_optional(data, "session", _SESSION_FLAGS, lambda v: v in (True, False), "true or false")
+    _check_optional(data, "session", _SESSION_OBJECTS, lambda v: isinstance(v, dict), "an object")
+    fields = {
+        key: value for key, value in _known(data, _SESSION_FIELDS).items() if value is not None
+    }
+    session = Session(**fields)
     if session.metadata is None:
         session.metadata = {}
     return session
 
 
-def message_from_dict(data: Any) -> Message:
-    """A ``Message`` from its backup object, without the store-assigned ``id``/``session_id``."""
+def message_from_dict(data: Any, number: int = 1) -> Message:
+    """A ``Message`` from its backup object, without the store-assigned ``id``/``session_id``;
+    :class:`ShapeError` naming message ``number`` (1-based) and what is wrong with it."""
+    owner = f"message {number}"
     if not isinstance(data, dict):
-        raise ShapeError("a message is not an object")
-    fields = _known(data, _MESSAGE_FIELDS)
-    fields.pop("id", None)
-    fields.pop("session_id", None)
-    calls = fields.pop("tool_calls", None) or []
+        raise ShapeError(f"{owner} is not an object")
+    role, content = data.get("role"), data.get("content")
+    if role is None:
+        raise ShapeError(f"{owner} has no 'role'")
+    if role not in _ROLES:
+        raise ShapeError(f"{owner} has an unknown role {role!r}")
+    if content is None:
+        raise ShapeError(f"{owner} has no 'content'")
+    if not isinstance(content, str):
+        raise ShapeError(f"{owner}'s 'content' is not text")
+    _check_optional(data, owner, _MESSAGE_TEXT, lambda v: isinstance(v, str), "text")
+    _check_optional(data, owner, ("timestamp",), _is_number, "a number")
+    _check_optional(data, owner, ("token_count",), _is_count, "a whole number")
+    calls = data.get("tool_calls") or []
     if not isinstance(calls, list):
-        raise ShapeError("tool_calls is not a list")
-    try:
-        tool_calls = tuple(
-            ToolCall(
-                name=str(call["name"]),
-                arguments=str(call.get("arguments", "{}")),
-                id=call.get("id"),
-            )
-            for call in calls
-        )
-        message = Message(**fields, tool_calls=tool_calls)
-    except (TypeError, KeyError, AttributeError) as error:
-        raise ShapeError(f"message: {error}") from error
-    if message.role not in ("system", "user", "assistant", "tool") or not isinstance(
-        message.content, str
-    ):
-        raise ShapeError("a message without a known role or text content")
-    return message
+        raise ShapeError(f"{owner}'s 'tool_calls' is not a list")
+    tool_calls = []
+    for call in calls:
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+            raise ShapeError(f"{owner} has a tool call without a 'name'")
+        arguments, call_id = call.get("arguments", "{}"), call.get("id")
+        if not isinstance(arguments, str) or not (call_id is None or isinstance(call_id, str)):
+            raise ShapeError(f"{owner} has a tool call whose 'arguments' or 'id' is not text")
+        tool_calls.append(ToolCall(name=call["name"], arguments=arguments, id=call_id))
+    fields = _known(data, _MESSAGE_FIELDS)
+    for name in ("id", "session_id", "tool_calls", "role", "content"):
+        fields.pop(name, None)
+    return Message(role=role, content=content, tool_calls=tuple(tool_calls), **fields)

@@ -1,12 +1,15 @@
 """Markdown text of a session: a heading per message, tool calls and output collapsed.
 
-Message text is written as it is (it is usually Markdown already); tool arguments, tool output
+Message text is written as Markdown (it usually is already), made inert: no raw HTML, no
+image a viewer would fetch, no link to a script URL (see :func:`message_markdown`); tool
+arguments, tool output
 and reasoning go inside ``<details>`` blocks in fenced code, with a fence longer than any run
 of backticks in the text so nothing can close it early.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -15,6 +18,18 @@ from hermes_hookspecs import Message, SessionRecord
 
 _BACKTICKS = re.compile(r"`+")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+# A link's or image's target: one level of parentheses inside, on one line.
+_TARGET = r"(?:[^()\n]|\([^()\n]*\))*"
+_LABEL = r"(?:[^\[\]\n]|\[[^\[\]\n]*\])*"
+_IMAGE_OR_TARGET = re.compile(
+    rf"(?P<image>!\[(?P<alt>{_LABEL})\]\((?P<src>{_TARGET})\))"
+    rf"|(?P<link>\[(?P<text>{_LABEL})\]\((?P<href>{_TARGET})\))"
+    # The end of a link whose text began on an earlier line.
+    rf"|(?P<target>\]\((?P<dest>{_TARGET})\))"
+)
+_DEFINITION = re.compile(r"^ {0,3}\[[^\]\n]+\]:[ \t]*(?P<dest>\S*)")
+_BACKSLASH_ESCAPE = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
+_SCRIPT_SCHEMES = ("javascript:", "vbscript:", "data:")
 _ROLE_NAMES = {"user": "User", "assistant": "Assistant", "tool": "Tool", "system": "System"}
 
 
@@ -43,7 +58,8 @@ def message_markdown(text: str) -> str:
 
     Raw HTML is neutralised outside fenced code (see :func:`_escape_outside_code_spans`), so a
     ``<script>`` or ``<img onerror=…>`` in a message shows as text wherever the file is
-    rendered (Quarto passes raw HTML through); a code fence the message leaves open is closed,
+    rendered (Quarto passes raw HTML through); images and links to script URLs become text
+    with their URL as code (:func:`_inert_text`, :func:`_inert_definition`); a code fence the message leaves open is closed,
     so it cannot swallow the rest of the transcript.
     """
     out: list[str] = []
@@ -57,7 +73,7 @@ def message_markdown(text: str) -> str:
                 fence = opener.group(1)
                 out.append(line)
             else:
-                out.append(_escape_outside_code_spans(line))
+                out.append(_escape_outside_code_spans(_inert_definition(line)))
         else:
             out.append(line)
             if (
@@ -70,6 +86,64 @@ def message_markdown(text: str) -> str:
     if fence is not None:
         out.append(("" if not out or out[-1].endswith("\n") else "\n") + fence)
     return "".join(out)
+
+
+def runs_script(target: str) -> bool:
+    """Whether a link target opens a ``javascript:``, ``vbscript:`` or ``data:`` URL as a
+    browser would read it: character references decoded (``&#106;avascript:``), Markdown
+    backslash escapes removed, whitespace and control characters dropped (``java\tscript:``),
+    any case."""
+    text = _BACKSLASH_ESCAPE.sub("", html.unescape(target))
+    text = "".join(c for c in text if not c.isspace() and c.isprintable())
+    return text.lstrip("<").lower().startswith(_SCRIPT_SCHEMES)
+
+
+def _shown_url(url: str) -> str:
+    """A URL as inert text: a code span (an HTML ``<code>`` when it holds ``<``)."""
+    url = url.strip()
+    return f"<code>{_escape_html(url)}</code>" if "<" in url else inline_code(url)
+
+
+def _inert_text(text: str) -> str:
+    """Text outside code spans with nothing a viewer would fetch or run: no raw ``<``, no
+    image (``![alt](url)`` becomes ``alt (url)`` with the URL as code, as the HTML export shows
+    none), and no link to a script URL (``[x](javascript:…)`` becomes ``x (javascript:…)``,
+    the URL as code). Links to web pages stay links."""
+    pieces: list[str] = []
+    position = 0
+    for found in _IMAGE_OR_TARGET.finditer(text):
+        if found.group("image"):
+            label, url = found.group("alt") or "image", found.group("src")
+        elif found.group("link") and runs_script(found.group("href")):
+            label, url = found.group("text"), found.group("href")
+        elif found.group("target") and runs_script(found.group("dest")):
+            label, url = None, found.group("dest")
+        else:
+            continue
+        pieces.append(_plain(text[position : found.start()]))
+        if label is None:
+            pieces.append(f"] ({_shown_url(url)})")
+        else:
+            label = label.replace("[", "\\[").replace("]", "\\]")
+            pieces.append(f"{_plain(label)} ({_shown_url(url)})")
+        position = found.end()
+    pieces.append(_plain(text[position:]))
+    return "".join(pieces)
+
+
+def _plain(text: str) -> str:
+    """No raw HTML and no image syntax (a reference image ``![x][id]`` too) in ``text``."""
+    return text.replace("<", "&lt;").replace("![", "!\\[")
+
+
+def _inert_definition(line: str) -> str:
+    """A link reference definition (``[id]: url``) to a script URL, or with its URL on the
+    next line, turned into text: it could give a later ``[x][id]`` that target."""
+    found = _DEFINITION.match(line)
+    if found and (not found.group("dest") or runs_script(found.group("dest"))):
+        start = line.index("[")
+        return line[:start] + "\\" + line[start:]
+    return line
 
 
 def _escape_outside_code_spans(line: str) -> str:
@@ -95,7 +169,7 @@ def _escape_outside_code_spans(line: str) -> str:
         )
         if closing is None:
             break
-        pieces.append(line[position : opening.start()].replace("<", "&lt;"))
+        pieces.append(_inert_text(line[position : opening.start()]))
         span = line[opening.start() : closing.end()]
         if "<" in span:
             code = line[opening.end() : closing.start()]
@@ -104,7 +178,7 @@ def _escape_outside_code_spans(line: str) -> str:
             span = f"<code>{_escape_html(code)}</code>"
         pieces.append(span)
         position = closing.end()
-    pieces.append(line[position:].replace("<", "&lt;"))
+    pieces.append(_inert_text(line[position:]))
     return "".join(pieces)
 
 

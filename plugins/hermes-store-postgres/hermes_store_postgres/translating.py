@@ -24,6 +24,8 @@ from psycopg import Transaction
 from psycopg.abc import Params, Query
 from psycopg.rows import Row
 
+from hermes_core.store.unicode_repair import storable_parameters, storable_rows
+
 from .failures import store_error
 
 
@@ -95,16 +97,21 @@ class StoreCursor(psycopg.Cursor[Row]):
         super().__init__(connection, *args, **kwargs)
         self._failures = connection.failures if isinstance(connection, StoreConnection) else UNNAMED
 
-    def execute(self, *args: Any, **kwargs: Any) -> Self:
-        """``Cursor.execute`` (a query, its parameters, ``prepare``, ``binary``)."""
+    def execute(self, query: Any, params: Params | None = None, **kwargs: Any) -> Self:
+        """``Cursor.execute`` (a query, its parameters, ``prepare``, ``binary``). Text with a
+        lone surrogate fails to encode before anything is sent: it is repaired (U+FFFD, see
+        :mod:`hermes_core.store.unicode_repair`) and the statement run once more."""
         with self._failures:
-            return super().execute(*args, **kwargs)
+            try:
+                return super().execute(query, params, **kwargs)
+            except UnicodeEncodeError:
+                return super().execute(query, storable_parameters(params), **kwargs)
 
     def executemany(
         self, query: Query, params_seq: Iterable[Params], *, returning: bool = False
     ) -> None:
         with self._failures:
-            super().executemany(query, params_seq, returning=returning)
+            super().executemany(query, storable_rows(params_seq), returning=returning)
 
     def fetchone(self) -> Row | None:
         with self._failures:
