@@ -39,7 +39,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from _goeval import Text, run_statements, tokenize  # noqa: E402
+from _goeval import Text, generate, run_statements, tokenize  # noqa: E402
 
 PROJECT = HERE.parents[2]
 SEED = 20260901
@@ -63,8 +63,22 @@ CONTEXT_ONLY = {
     "gitlab-session-cookie",
     "square-secret",
 }
-SEMI_GENERIC = r"(?i)[\w.-]{0,50}?(?:"
-"""gitleaks' prefix of a rule that needs the vendor's name in the key (``heroku_key = …``)."""
+MISTYPED_FORMATS = {r"sq0csp-[0-9A-Za-z\\-_]{43}": r"sq0csp-[\w-]{43}"}
+"""Test formats that allow more than the rule they test: ``\\-_`` is the range ``\\``…``_``,
+so the test's values may hold ``\\`` and ``]``, which the rule's own regex (the value here)
+rejects. Values are generated to the rule's regex instead."""
+WHOLE_MATCH = {"microsoft-teams-webhook"}
+"""Rules whose only groups repeat a piece of the URL (``([a-z0-9]{4}-){3}``)."""
+DROPPED: list[str] = []
+"""Generated values left out because the project's own rule does not match them."""
+WEBHOOK_PATH = re.compile(
+    r"^(?:https?://)?(?:hooks\.slack\.com/(?:services|workflows|triggers)/"
+    r"|[A-Za-z0-9-]{1,60}\.webhook\.office\.com/webhookb2/)"
+)
+"""A webhook URL's host and fixed path, which say what it is but are not secret: where a rule
+labels the whole URL, the secret is what follows them (as for the rules' generated values)."""
+SEMI_GENERIC = r"{0,50}?(?:"
+"""What gitleaks' rules that need the vendor's name in the key (``heroku_key = …``) hold."""
 
 # Everyday contexts for a generated value. ``keyed``: as the projects' tests place values, a
 # key named after the vendor (``{i}``); ``bare``: the value alone, for formats that identify
@@ -235,6 +249,23 @@ def _go_functions(tokens: list[tuple[str, str]]) -> tuple[list[Any], list[tuple[
     return top, funcs
 
 
+def _label(re2: Any, rule: dict[str, Any], text: str) -> list[str]:
+    """The secrets in one of a rule's own test strings, as the rule's ``secretGroup`` says
+    (without one, as gitleaks reads a match: its first group that matched, or the whole match
+    for rules whose groups only repeat a piece, see ``WHOLE_MATCH``)."""
+    group = rule.get("secretGroup", 0)
+    found = []
+    for match in re2.compile(rule["regex"]).finditer(text):
+        if rule["id"] in WHOLE_MATCH:
+            secret = match.group(0)
+        else:
+            number = group or (1 if match.lastindex else 0)
+            # Rules with alternatives hold the secret in whichever group matched.
+            secret = match.group(number) or match.group(match.lastindex or 0)
+        found.append(WEBHOOK_PATH.sub("", secret))
+    return found
+
+
 def collect_gitleaks(repo: Path, corpus: Corpus) -> None:
     import re2  # type: ignore[import-not-found]
 
@@ -269,9 +300,34 @@ def collect_gitleaks(repo: Path, corpus: Corpus) -> None:
             if not isinstance(tps, list):
                 continue
             rule = rules.get(kind)
-            semi = rule is not None and rule["regex"].startswith(SEMI_GENERIC)
+            semi = rule is None or SEMI_GENERIC in rule["regex"]
             for item in tps:
                 if not isinstance(item, Text):
+                    continue
+                if item.secrets and not item.generated_from and rule is not None:
+                    # A literal value the test places in contexts of its own: it may itself be
+                    # a whole line (``adobeClient := "p8e-…"``); the rule says which part is
+                    # the secret.
+                    labelled = _label(re2, rule, item.text)
+                    if labelled:
+                        item = Text(labelled[0], labelled, [], item.context_identifier)
+                if item.secrets and not item.context_identifier:
+                    # A whole test line with a generated part (``creds = `` + a value): kept
+                    # as the test writes it; the generated part is the secret.
+                    # The rule's own match is the whole token; the generated parts alone
+                    # can be single characters (``xoxa-`` + ``3`` + ``-`` + …).
+                    labelled = _label(re2, rule, item.text) if rule is not None else []
+                    corpus.add(
+                        kind,
+                        item.text,
+                        labelled or item.secrets,
+                        repo="gitleaks/gitleaks",
+                        commit=commit,
+                        path=path,
+                        origin="test string (true positive) with a value generated to its "
+                        f"format {' + '.join(item.generated_from)}",
+                        placement="as-found",
+                    )
                     continue
                 if item.secrets:  # generated at run time by gitleaks' test: generate it here
                     fmt = " + ".join(item.generated_from)
@@ -281,8 +337,21 @@ def collect_gitleaks(repo: Path, corpus: Corpus) -> None:
                         else "test value, placed in a context of ours as the rule's test does"
                     )
                     value = item.text  # the whole token: its literal prefix and generated parts
+                    if len(item.generated_from) == 1 and item.generated_from[0] in MISTYPED_FORMATS:
+                        fmt = MISTYPED_FORMATS[item.generated_from[0]]
+                        value = generate(fmt, random.Random(f"{SEED}-{kind}"))
+                        how = f"generated to the rule's regex {fmt} (its test's format is mistyped)"
                     ident = item.context_identifier or kind.split("-")[0]
                     keyed = rng.choice(KEYED).format(i=ident, I=ident.upper(), s=value)
+                    bare = None
+                    if not semi and kind not in CONTEXT_ONLY:
+                        bare = rng.choice(BARE).format(s=value)
+                    if rule is not None and not _label(re2, rule, keyed):
+                        # The project's own rule rejects the value its test format generates
+                        # (``square-secret``'s ``[0-9A-Za-z\\-_]`` spans ``\``…``_``): not a
+                        # value of the format.
+                        DROPPED.append(f"{kind}: {value}")
+                        continue
                     corpus.add(
                         kind,
                         keyed,
@@ -293,8 +362,7 @@ def collect_gitleaks(repo: Path, corpus: Corpus) -> None:
                         origin=how,
                         placement="keyed",
                     )
-                    if not semi and kind not in CONTEXT_ONLY:
-                        bare = rng.choice(BARE).format(s=value)
+                    if bare is not None:
                         corpus.add(
                             kind,
                             bare,
@@ -308,16 +376,10 @@ def collect_gitleaks(repo: Path, corpus: Corpus) -> None:
                     continue
                 if rule is None:
                     continue
-                regex = re2.compile(rule["regex"])
-                group = rule.get("secretGroup", 0)
-                found = []
-                for match in regex.finditer(item.text):
-                    number = group or (1 if match.lastindex else 0)
-                    found.append(match.group(number) or match.group(0))
                 corpus.add(
                     kind,
                     item.text,
-                    found,
+                    _label(re2, rule, item.text),
                     repo="gitleaks/gitleaks",
                     commit=commit,
                     path=path,
@@ -330,11 +392,11 @@ def collect_gitleaks(repo: Path, corpus: Corpus) -> None:
 
 
 def _token_run(line: str, value: str) -> str:
-    """The whole token around ``value`` (detect-secrets reports only ``ghp`` for a GitHub token,
-    and keeps a leading ``=`` or blank for some): the run of token characters holding it."""
+    """The secret detect-secrets reports, without a leading ``=`` or blank; where it reports
+    only a prefix (``ghp`` for a GitHub token), the run of token characters holding it."""
     start = line.find(value)
-    if start < 0:
-        return value
+    if start < 0 or len(value) >= 8:
+        return value.strip(" =:\"'")
     allowed = re.compile(r"[A-Za-z0-9_\-.+/=~]")
     end = start + len(value)
     while start > 0 and allowed.match(line[start - 1]) and line[start - 1] != "=":
@@ -831,6 +893,8 @@ def main() -> None:
     with (HERE / "clean.jsonl").open("w", encoding="utf-8") as out:
         for item in clean.items:
             out.write(json.dumps(item, ensure_ascii=False) + "\n")
+    for dropped in DROPPED:
+        print(f"left out (the rule rejects its own test format): {dropped}")
     kinds = Counter(item["kind"] for item in corpus.items)
     groups = Counter(item["group"] for item in clean.items)
     print(
