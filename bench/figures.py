@@ -844,6 +844,45 @@ def redaction_figures(seed: int, verbose: bool) -> None:
             )
         for category, where, around in found.misses:
             context(f"missed [{category}] {where}: {around!r}")
+    public_redaction_figures(verbose)
+
+
+def public_redaction_figures(verbose: bool) -> None:
+    from bench.redaction.public import run_public_bench
+
+    found = run_public_bench()
+    context(
+        f"(r) public corpus: {found.items} secrets of {found.kinds} kinds from gitleaks', "
+        f"detect-secrets' and trufflehog's test data, each planted in user text, assistant "
+        f"text, tool output and tool-call arguments and exported with --redact as "
+        f"{', '.join(found.formats)}; {found.controls} clean controls; "
+        f"{found.seconds:.0f} s wall"
+    )
+    for kind, (caught, total) in found.by_kind().items():
+        emit(f"redaction_public_recall_{kind}", f"{caught}/{total}", "secrets")
+    caught, total = found.items_caught()
+    hits, plantings = found.recall()
+    emit(
+        "redaction_public_recall",
+        f"{caught / total * 100:.2f}",
+        "%",
+        f"target ≥ 99 %; {caught}/{total} secrets gone from every format and place "
+        f"({hits}/{plantings} plantings)",
+    )
+    for name in found.formats:
+        hit, all_ = found.recall(key for key in found.caught if key[1] == name)
+        emit(f"redaction_public_recall_format_{name}", f"{hit}/{all_}", "plantings")
+    emit(
+        "redaction_public_false_positives",
+        str(len({control for control, _, _ in found.false_positives})),
+        f"of {found.controls} clean controls",
+        "target 0; a control is counted once however many formats and places show it",
+    )
+    if verbose:
+        for item, name, place in found.misses():
+            context(f"public corpus: missed {item} in {name} ({place})")
+        for control, name, place in found.false_positives:
+            context(f"public corpus: false positive {control} in {name} ({place})")
 
 
 def insights_figures(home: Path, repeats: int, label: str) -> None:

@@ -2,5 +2,7 @@
 
 :mod:`.formats` generates secrets from the providers' documented formats, :mod:`.planted`
 places them in prose, code and logs, :mod:`.measure` runs the engine over that corpus, over
-the real logs of ``../shared/fixtures`` and over hostile input. See ``bench/README.md``.
+the real logs of ``../shared/fixtures`` and over hostile input; :mod:`.public` measures recall
+and false positives through the export engine on ``public_corpus/`` (other projects' test
+data and public clean text). See ``bench/README.md``.
 """

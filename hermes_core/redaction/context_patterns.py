@@ -66,7 +66,7 @@ AUTHORIZATION_WITH_SCHEME = (
     + r"(?:"
     + _OPEN_QUOTE
     + r")?[ \t]{0,3}"
-    + _spelled("bearer", "basic", "token", "digest", "bot", "apikey", "sso-key")
+    + _spelled("bearer", "basic", "token", "digest", "bot", "apikey", "sso-key", "api-token")
     + r"[ \t]{1,5})"
     + _NOT_A_MARKER
     + _TOKEN_VALUE
@@ -80,8 +80,9 @@ AUTHORIZATION_BARE = (
     + _OPEN_QUOTE
     + r")?)"
     + _NOT_A_MARKER
-    + _TOKEN_VALUE
-    + r"{16,8192}+"
+    # With no scheme to tell it, the value is whatever the header holds, ``@`` included
+    # (``Authorization: sha256~…@…``), up to a blank or a quote.
+    + r"[A-Za-z0-9._~+/=:@-]{16,8192}+"
 )
 BEARER = (
     # A word of its own ("Bearer", not "forbearer"), also right after an escaped newline.
@@ -315,3 +316,45 @@ ASSIGNMENTS: tuple[tuple[tuple[str, ...], str], ...] = tuple(
 )
 """Key/token/secret/password assignments, one rule per kind of key so each regex runs only
 on text holding its word and jumps between the few letters its key can start with."""
+
+
+# ----------------------------------------------------------------------------- machine-made values
+
+_MACHINE_VALUE = (
+    "(?:"
+    # a UUID, or hex of 32 or more
+    + "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    + "|[0-9a-fA-F]{32,128}+"
+    # 20 or more random characters mixing lower case, upper case and digits
+    + "|(?=[A-Za-z0-9_+/=-]{0,255}?[0-9])(?=[A-Za-z0-9_+/=-]{0,255}?[a-z])"
+    + "(?=[A-Za-z0-9_+/=-]{0,255}?[A-Z])[A-Za-z0-9_+/=-]{20,256}+"
+    + ")"
+    + r"(?![A-Za-z0-9_+/=.(-])"
+)
+SECRET_WORD_INSIDE_KEY = (
+    # A key holding a secret word anywhere, not only at its end (``mySecretString``,
+    # ``api_token_123``, ``todo_secret_do_not_commit``, ``creds``), assigned a value that
+    # looks machine-made; also a quoted pair in a call (``getenv("api_token", "…")``). Found
+    # from the word; the rest of the key before it stays as it is.
+    r"(?P<keep>(?:"
+    + "|".join(
+        spelling
+        for word in ("secret", "token", "password", "passwd", "creds", "credential")
+        for spelling in _spellings(word)
+    )
+    + r")[A-Za-z0-9_-]{0,40}+"
+    + r"""(?:"""
+    + _SEPARATOR
+    + r"""|\\{0,3}["'][ \t]{0,5},[ \t]{0,5})(?:"""
+    + _OPEN_QUOTE
+    + r")?)"
+    + _NOT_A_MARKER
+    + _MACHINE_VALUE
+)
+XML_SECRET_ELEMENT = (
+    # ``<password>…</password>``, ``<secret>{AQAAABAAA…}</secret>`` (Jenkins credentials),
+    # ``<apiToken>…</apiToken>``: the element's text, on one line.
+    r"(?P<keep><[A-Za-z_]{0,30}(?:[Ss]ecret|[Pp]assword|[Pp]asswd|[Tt]oken|[Aa]pi[Kk]ey)>)"
+    + _NOT_A_MARKER
+    + r"[^<>\n]{1,512}+(?=</)"
+)

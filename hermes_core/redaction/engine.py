@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_hookspecs import RedactionRule, SessionRecord
 
 from .context_patterns import SECRET_KEY_WORDS
+from .keywords import KeywordIndex
 from .rules import BUILTIN_RULES, marker
 
 if TYPE_CHECKING:
@@ -82,6 +83,7 @@ class Redactor:
     def __init__(self, extra_rules: Sequence[RedactionRule] = ()) -> None:
         self.rules: tuple[RedactionRule, ...] = (*BUILTIN_RULES, *extra_rules)
         self._compiled = tuple(_compile(rule) for rule in self.rules)
+        self._keywords = KeywordIndex(k for rule in self._compiled for k in rule.keywords)
         self._counts: Counter[str] = Counter()
 
     @classmethod
@@ -112,14 +114,10 @@ class Redactor:
         # Keywords are looked for in the text as given, not after earlier substitutions: a
         # substitution only removes text and adds markers, which no rule matches, so this
         # stays a correct pre-filter (at worst a regex runs and finds nothing).
-        lowered = text.lower()
+        present = self._keywords.present(text.lower())
         for rule in self._compiled:
-            if rule.keywords:
-                for keyword in rule.keywords:
-                    if keyword in lowered:
-                        break
-                else:
-                    continue
+            if rule.keywords and present.isdisjoint(rule.keywords):
+                continue
             if on_redaction is None:
                 text, found = rule.regex.subn(rule.replacement, text)
             else:

@@ -33,8 +33,10 @@ from .context_patterns import (
     BEARER,
     DATABASE_KEYWORDS,
     DATABASE_URL,
+    SECRET_WORD_INSIDE_KEY,
     SLACK_WEBHOOK,
     URL_USERINFO,
+    XML_SECRET_ELEMENT,
 )
 from .token_patterns import (
     ANTHROPIC,
@@ -53,6 +55,18 @@ from .token_patterns import (
     SLACK_TOKEN,
     STRIPE,
     TELEGRAM_BOT,
+)
+from .vendor_patterns import (
+    CURL_USER,
+    DISCORD_BOT_TOKEN,
+    FACEBOOK_APP_TOKEN,
+    MAILCHIMP_KEY,
+    SIDEKIQ_CREDENTIALS,
+    TEAMS_WEBHOOK,
+    TELEGRAM_BOT_LOOSE,
+    VENDOR_NAMES,
+    VENDOR_TOKENS,
+    vendor_keyed,
 )
 
 MARKER_PREFIX = "[REDACTED:"
@@ -104,7 +118,16 @@ BUILTIN_RULES: tuple[RedactionRule, ...] = (
     _rule("npm-token", NPM, ("npm_",)),
     _rule("pypi-token", PYPI, ("pypi-ag",)),
     _rule("telegram-bot-token", TELEGRAM_BOT, (":aa",)),
-    _rule("jwt", JWT, ("eyj",)),
+    _rule("jwt", JWT, ("eyj", ".ey")),
+    *(_rule(token.name, token.pattern, token.keywords) for token in VENDOR_TOKENS),
+    # No literal prefix: the two dots between its segments are all every token holds.
+    _rule("discord-bot-token", DISCORD_BOT_TOKEN, (".",)),
+    _rule("mailchimp-key", MAILCHIMP_KEY, ("-us",)),
+    _rule("facebook-token", FACEBOOK_APP_TOKEN, ("|", "%7c")),
+    _rule("telegram-bot-token", TELEGRAM_BOT_LOOSE, (":a",)),
+    _rule("teams-webhook", TEAMS_WEBHOOK, ("webhook.office.com",), keep=True),
+    _rule("sidekiq-credentials", SIDEKIQ_CREDENTIALS, ("contribsys",), keep=True),
+    _rule("curl-user", CURL_USER, ("curl",), keep=True),
     _rule("authorization", AUTHORIZATION_WITH_SCHEME, ("authorization",), keep=True),
     _rule("authorization", AUTHORIZATION_BARE, ("authorization",), keep=True),
     _rule("bearer-token", BEARER, ("bearer",), keep=True),
@@ -118,6 +141,19 @@ BUILTIN_RULES: tuple[RedactionRule, ...] = (
     # runs on text that names a database scheme.
     _after("database-url", DATABASE_URL, DATABASE_KEYWORDS, "@"),
     _after("url-credentials", URL_USERINFO, ("://", ":\\/\\/"), "@"),
+    *(_rule("vendor-key", vendor_keyed(name), (name,), keep=True) for name in VENDOR_NAMES),
     *(_rule("assignment", pattern, keywords, keep=True) for keywords, pattern in ASSIGNMENTS),
+    _rule(
+        "assignment",
+        SECRET_WORD_INSIDE_KEY,
+        ("secret", "token", "passw", "creds", "credential"),
+        keep=True,
+    ),
+    _rule(
+        "assignment",
+        XML_SECRET_ELEMENT,
+        ("secret>", "password>", "passwd>", "token>", "apikey>"),
+        keep=True,
+    ),
 )
 """Every built-in rule, in the order the engine applies them."""

@@ -111,7 +111,11 @@ NPM = _prefix("npm_") + r"[A-Za-z0-9]{36,64}+" + _END
 PYPI = _prefix("pypi-Ag", dashed=True) + r"[A-Za-z0-9_-]{50,4000}+" + _END
 TELEGRAM_BOT = r"(?<![0-9])[0-9]{8,10}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])"
 JWT = (
-    _prefix("eyJ", dashed=True)
-    + r"[A-Za-z0-9_-]{5,4000}+\.[A-Za-z0-9_-]{10,20000}+\.[A-Za-z0-9_-]{0,4000}+"
+    # Three segments (the signature may be empty), or two with the second a JSON object too
+    # (``ey…`` encodes ``{"``): an unsigned token cut before its final dot.
+    _prefix("ey", dashed=True)
+    + r"[A-Za-z0-9_-]{5,4000}+\.(?:"
+    + r"[A-Za-z0-9_-]{10,20000}+\.[A-Za-z0-9_-]{0,4000}+"
+    + r"|ey(?=[A-Za-z_-]{0,20000}+[0-9])[A-Za-z0-9_-]{15,20000}+(?!\.))"
     + r"(?![A-Za-z0-9_-])"
 )
