@@ -125,10 +125,12 @@ def talk(
             args=["--home", str(home), "mcp", *options],
             env=env or server_environment(),
         )
-        async with stdio_client(parameters) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return await scenario(session)
+        async with (
+            stdio_client(parameters) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return await scenario(session)
 
     return anyio.run(run)
 

@@ -4,7 +4,6 @@ initialise, list the tools, each form of ``session_search``, the filters, ``sess
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
