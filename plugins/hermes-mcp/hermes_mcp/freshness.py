@@ -4,7 +4,7 @@ No daemon: before a tool call or a resource read, at most once per ``import_ever
 the server does what ``hermes sessions import --all --from NAME`` does — it lists each
 importer's logs (a directory listing and one ``stat`` each), compares them with the import
 bookkeeping, and reads only the files that grew, from where the last import stopped. When
-nothing changed, nothing is opened (bench figure (t) measures that cost).
+nothing changed, nothing is opened (bench figure (m) measures that cost).
 """
 
 from __future__ import annotations
