@@ -63,9 +63,7 @@ class Freshness:
         run = ImportRun(self._store)
         read = 0
         for log in gather_candidates(self._importers, os.environ, on_error=self._discovery_failed):
-            path = log.candidate.path
-            if run.is_own_store(path):
-                continue
+            path = log.candidate.path  # never this store's own files: gather leaves them out
             try:
                 if run.quick_check(path, log.importer) is not None:
                     continue
