@@ -36,7 +36,7 @@ from hermes_core.store.store import STATE_DB_NAME, SessionStore
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d", "e", "i", "n", "s", "r", "t", "u", "x", "g", "p", "k")
+FIGURES = ("a", "b", "c", "d", "e", "i", "n", "s", "r", "t", "u", "x", "g", "p", "k", "m")
 STANDALONE_FIGURES = frozenset({"i", "r", "g", "k"})
 """Figures that need neither the session corpus nor a store."""
 TRIGGER_CONTEXT_MAX = 100_000
@@ -77,7 +77,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--only",
-        help="comma-separated figures out of a,b,c,d,e,i,n,s,r,t,u,x,g,p,k (default all)",
+        help="comma-separated figures out of a,b,c,d,e,i,n,s,r,t,u,x,g,p,k,m (default all)",
     )
     parser.add_argument(
         "--workdir",
@@ -166,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             or "e" in args.figures
             or "x" in args.figures
             or "n" in args.figures
-            or (bool({"b", "s", "t", "g"} & args.figures) and size == largest)
+            or (bool({"b", "s", "t", "g", "m"} & args.figures) and size == largest)
         )
         if needs_store and not _store_complete(root / "store"):
             started = time.perf_counter()
@@ -195,6 +195,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "s" in args.figures and size == largest:
             search_figures(
                 root / "store" / STATE_DB_NAME, args.seed, args.search_repeats, size_label(size)
+            )
+        if "m" in args.figures and size == largest:
+            mcp_figures(
+                root / "store" / STATE_DB_NAME,
+                workdir,
+                args.seed,
+                args.search_repeats,
+                size_label(size),
             )
         if "x" in args.figures:
             export_figures(root / "store", workdir, size_label(size))
@@ -959,3 +967,23 @@ def export_memory_figures(workdir: Path, seed: int) -> None:
             f"target ≤ 1.2; peak RSS {figure.large_kb / 1024:.0f} MiB for 10,000 sessions, "
             f"{figure.small_kb / 1024:.0f} MiB for 1,000 (fresh process each)",
         )
+
+
+def mcp_figures(db_path: Path, workdir: Path, seed: int, repeats: int, label: str) -> None:
+    """(m) ``hermes mcp``: ``--import`` with nothing new over 1,000 logs; discovery through
+    the MCP stdio client beside the in-process tool (same queries, interleaved)."""
+    from bench.mcp_server import p50_p95, run_import_nochange, run_mcp_discovery
+    from bench.search import percentile
+
+    looks = run_import_nochange(workdir, 1_000, max(repeats * 3, 20))
+    emit(
+        "mcp_import_nochange_p50_p95_1000_logs",
+        p50_p95(looks),
+        "ms",
+        "target p95 <= 50 ms; one look of --import claude when no log changed",
+    )
+    through_mcp, in_process = run_mcp_discovery(db_path, workdir, seed, repeats)
+    emit(f"mcp_discovery_p50_p95_{label}", p50_p95(through_mcp), "ms", "through the stdio client")
+    emit(f"inprocess_discovery_p50_p95_{label}", p50_p95(in_process), "ms", "same calls")
+    ratio = percentile(through_mcp, 0.95) / max(percentile(in_process, 0.95), 1e-9)
+    emit(f"mcp_discovery_p95_ratio_{label}", f"{ratio:.2f}", "", "target <= 1.5")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from hermes_hookspecs import ImportCandidate, Importer
 
-from hermes_core.store.connection import held_store_file
+from hermes_core.store.connection import held_store_files, is_held_file
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +41,7 @@ def gather_candidates(
     ``keep_held``: the caller then hands each to ``ImportRun.import_file``, which refuses it
     in one line without opening it."""
     found: list[FoundLog] = []
+    held = held_store_files()
     for name in sorted(importers):
         if only is not None and name != only:
             continue
@@ -49,7 +50,7 @@ def gather_candidates(
             found.extend(
                 FoundLog(candidate, importer)
                 for candidate in importer.discover(env)
-                if keep_held or not held_store_file(candidate.path)
+                if keep_held or not is_held_file(candidate.path, held)
             )
         except Exception as error:
             if on_error is not None:

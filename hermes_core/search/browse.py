@@ -7,6 +7,7 @@ preview (the start of the first user message).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.selection.filters import SessionFilter
@@ -21,14 +22,20 @@ PREVIEW_CHARS = 120
 
 
 def recent_sessions(
-    index: SearchIndex, limit: int, *, source: str | None = None
+    index: SearchIndex,
+    limit: int,
+    *,
+    source: str | None = None,
+    within: SessionFilter | None = None,
 ) -> list[dict[str, Any]]:
-    """The ``limit`` most recently active listed sessions (newest first)."""
-    rows = index.recent_sessions(
-        SessionFilter(source=source, include_archived=False, include_delegates=False),
-        limit,
-        PREVIEW_CHARS,
+    """The ``limit`` most recently active listed sessions (newest first), of ``within`` (a
+    caller's selection) and ``source`` when given."""
+    listed = replace(
+        within or SessionFilter(), include_archived=False, include_delegates=False
     )
+    if source is not None:
+        listed = replace(listed, source=source)
+    rows = index.recent_sessions(listed, limit, PREVIEW_CHARS)
     return [
         {
             "session_id": session_id,
@@ -44,6 +51,8 @@ def recent_sessions(
     ]
 
 
-def browse(index: SearchIndex, arguments: SearchArguments) -> dict[str, Any]:
-    found = recent_sessions(index, arguments.limit, source=arguments.source)
+def browse(
+    index: SearchIndex, arguments: SearchArguments, within: SessionFilter | None = None
+) -> dict[str, Any]:
+    found = recent_sessions(index, arguments.limit, source=arguments.source, within=within)
     return {"form": "browse", "count": len(found), "sessions": found}

@@ -23,6 +23,7 @@ from .snippets import fts_snippet, marked_snippet
 from .titles import TitleMatch, sessions_named
 
 if TYPE_CHECKING:
+    from hermes_core.selection.filters import SessionFilter
     from hermes_core.store.protocol import SearchIndex, SearchSessionRow
 
 
@@ -36,8 +37,11 @@ class Pick:
     title_match: TitleMatch | None
 
 
-def discover(index: SearchIndex, arguments: SearchArguments) -> dict[str, Any]:
-    """The discovery payload for ``arguments.query``."""
+def discover(
+    index: SearchIndex, arguments: SearchArguments, within: SessionFilter | None = None
+) -> dict[str, Any]:
+    """The discovery payload for ``arguments.query``, among the sessions of ``within`` (and
+    ``arguments.source``) when given."""
     query = prepare(arguments.query or "")
     payload: dict[str, Any] = {"form": "discovery", "query": query.text}
     if query.is_empty:
@@ -47,7 +51,7 @@ def discover(index: SearchIndex, arguments: SearchArguments) -> dict[str, Any]:
         index,
         query,
         roles=arguments.roles,
-        source=arguments.source,
+        scope=search_scope(within, arguments.source),
         sort=arguments.sort,
         limit=arguments.limit,
     )
@@ -75,13 +79,13 @@ def ranked_picks(
     query: PreparedQuery,
     *,
     roles: Sequence[str],
-    source: str | None = None,
+    scope: SessionFilter | None = None,
     sort: str | None = None,
     limit: int,
 ) -> tuple[list[Pick], HitList]:
     """The best ``limit`` lineages for ``query`` (before hydration), and the hits behind them."""
-    found = find_hits(index, query, roles=roles, source=source, sort=sort)
-    named = sessions_named(index, query, source=source)
+    found = find_hits(index, query, roles=roles, scope=scope, sort=sort)
+    named = sessions_named(index, query, scope=scope)
     return _pick(index, found, named, limit), found
 
 
@@ -173,3 +177,15 @@ def content_snippet(
             return snippet
     content = index.message_content(message_id)
     return marked_snippet(content or "", query.cjk_runs, query.words)
+
+
+def search_scope(within: SessionFilter | None, source: str | None) -> SessionFilter | None:
+    """The sessions a search may look in: ``within`` (a selection from the caller, such as the
+    MCP server's filters) narrowed to ``source`` (the tool's own argument); None for all."""
+    if source is None:
+        return within
+    from dataclasses import replace
+
+    from hermes_core.selection.filters import SessionFilter
+
+    return SessionFilter(source=source) if within is None else replace(within, source=source)

@@ -7,7 +7,7 @@ holds it: over ~1M matches that takes seconds. So there are two roads (DESIGN §
   — the ``FULL_RANK_MAX``-th newest match by rowid — tells): exact FTS5 ``bm25`` over all matches.
   Rare and medium terms take this road, so their top results are exactly bm25's.
 * **Bounded ranking** otherwise (common words): the :data:`CANDIDATES` newest matches (by
-  descending rowid, read straight off the index, role and source filters applied), scored by
+  descending rowid, read straight off the index, role and scope filters applied), scored by
   bm25's term-frequency saturation and length normalisation (k1 = 1.2, b = 0.75) with the term
   frequency counted from ``highlight()`` and the length from the index's own per-row token
   counts. The inverse document frequency is left out: it is what costs the full count, and
@@ -30,6 +30,7 @@ from hermes_core.store.errors import QueryRejected
 from .query import PreparedQuery, fold
 
 if TYPE_CHECKING:
+    from hermes_core.selection.filters import SessionFilter
     from hermes_core.store.protocol import SearchIndex
 
 FULL_RANK_MAX = 12_000
@@ -75,12 +76,12 @@ def find_hits(
     query: PreparedQuery,
     *,
     roles: Sequence[str],
-    source: str | None = None,
+    scope: SessionFilter | None = None,
     sort: str | None = None,
 ) -> HitList:
-    """The messages matching ``query`` in ``roles`` (and ``source``), ranked."""
+    """The messages matching ``query`` in ``roles`` (and in sessions of ``scope``), ranked."""
     if query.is_cjk:
-        return HitList(_cjk_hits(index, query, roles, source, sort), None, road="cjk")
+        return HitList(_cjk_hits(index, query, roles, scope, sort), None, road="cjk")
     attempts = [(query.fts, False)]
     if query.fallback and query.fallback != query.fts:
         attempts.append((query.fallback, True))
@@ -88,7 +89,7 @@ def find_hits(
         if not fts:
             continue
         try:
-            hits, road = _fts_hits(index, fts, roles, source, sort)
+            hits, road = _fts_hits(index, fts, roles, scope, sort)
         except QueryRejected:
             continue
         return HitList(hits, fts, sanitised, road)
@@ -99,20 +100,20 @@ def _fts_hits(
     index: SearchIndex,
     fts: str,
     roles: Sequence[str],
-    source: str | None,
+    scope: SessionFilter | None,
     sort: str | None,
 ) -> tuple[list[Hit], str]:
     # The index raises QueryRejected for syntax errors, unknown column filters, unterminated
     # strings, special queries…
     full_rank_max = min(FULL_RANK_MAX, index.full_rank_max)
     if sort is None and not index.more_matches_than(fts, full_rank_max):
-        return _full_bm25(index, fts, roles, source), "full"
-    hits = _bounded(index, fts, roles, source, sort)
+        return _full_bm25(index, fts, roles, scope), "full"
+    hits = _bounded(index, fts, roles, scope, sort)
     return hits, "bounded" if sort is None else "sorted"
 
 
 def _full_bm25(
-    index: SearchIndex, fts: str, roles: Sequence[str], source: str | None
+    index: SearchIndex, fts: str, roles: Sequence[str], scope: SessionFilter | None
 ) -> list[Hit]:
     """Exact bm25 over every match. The best matches of any role are ranked first (no join:
     it is cheaper) and filtered; only when too few survive the filter is the ranking redone
@@ -120,7 +121,7 @@ def _full_bm25(
     ranked = index.ranked_matches(fts, 2 * RANKED_HITS)
     if not ranked:
         return []
-    details = index.hit_details([row[0] for row in ranked], roles, source)
+    details = index.hit_details([row[0] for row in ranked], roles, scope)
     hits = [
         Hit(message_id, *details[message_id], -score)
         for message_id, score in ranked
@@ -128,7 +129,7 @@ def _full_bm25(
     ]
     if len(hits) >= RANKED_HITS or len(ranked) < 2 * RANKED_HITS:
         return hits[:RANKED_HITS]
-    rows = index.ranked_filtered_matches(fts, roles, source, RANKED_HITS)
+    rows = index.ranked_filtered_matches(fts, roles, scope, RANKED_HITS)
     return [Hit(row[0], row[1], row[2], -row[3]) for row in rows]
 
 
@@ -136,13 +137,13 @@ def _bounded(
     index: SearchIndex,
     fts: str,
     roles: Sequence[str],
-    source: str | None,
+    scope: SessionFilter | None,
     sort: str | None,
 ) -> list[Hit]:
     rows = index.newest_matches(
         fts,
         roles,
-        source,
+        scope,
         oldest_first=sort == "oldest",
         limit=CANDIDATES,
         mark=_HIGHLIGHT_OPEN,
@@ -209,7 +210,7 @@ def _cjk_hits(
     index: SearchIndex,
     query: PreparedQuery,
     roles: Sequence[str],
-    source: str | None,
+    scope: SessionFilter | None,
     sort: str | None,
 ) -> list[Hit]:
     candidates: set[int] | None = None
@@ -221,7 +222,7 @@ def _cjk_hits(
     ids = sorted(candidates or (), reverse=sort != "oldest")[:CJK_CANDIDATES]
     if not ids:
         return []
-    rows = index.message_contents(ids, roles, source)
+    rows = index.message_contents(ids, roles, scope)
     words = [w for w in query.words if w]
     scored: list[tuple[int, str, float, int, int]] = []
     for message_id, session_id, timestamp, content in rows:

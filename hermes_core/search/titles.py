@@ -16,6 +16,7 @@ from hermes_core.store.titles import MAX_TITLE_LENGTH, split_lineage_title
 from .query import PreparedQuery, word_tokens
 
 if TYPE_CHECKING:
+    from hermes_core.selection.filters import SessionFilter
     from hermes_core.store.protocol import SearchIndex
 
 TITLE_COVERAGE = 0.5
@@ -31,9 +32,9 @@ class TitleMatch:
 
 
 def sessions_named(
-    index: SearchIndex, query: PreparedQuery, *, source: str | None = None
+    index: SearchIndex, query: PreparedQuery, *, scope: SessionFilter | None = None
 ) -> list[TitleMatch]:
-    """Sessions whose title names ``query``, best first."""
+    """Sessions (of ``scope``) whose title names ``query``, best first."""
     if not query.words and not query.cjk_runs:
         return []
     if max(map(len, (*query.words, *query.cjk_runs))) > MAX_TITLE_LENGTH:
@@ -50,7 +51,7 @@ def sessions_named(
         return []
     found = [
         TitleMatch(session_id, covered[rowid][0], covered[rowid][1], last_active)
-        for rowid, session_id, last_active in index.titled_sessions(named, source)
+        for rowid, session_id, last_active in index.titled_sessions(named, scope)
     ]
     found.sort(key=lambda match: (-match.coverage, -match.last_active_at))
     return found

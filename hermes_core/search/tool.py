@@ -23,6 +23,7 @@ from .arguments import (
 )
 
 if TYPE_CHECKING:
+    from hermes_core.selection.filters import SessionFilter
     from hermes_core.store.protocol import SearchIndex
 
 TOOL_NAME = "session_search"
@@ -111,9 +112,15 @@ SESSION_SEARCH_TOOL: dict[str, Any] = {
 """The tool definition to register with an agent runtime (JSON schema for the arguments)."""
 
 
-def run_search(store: object, arguments: dict[str, Any]) -> dict[str, Any]:
+def run_search(
+    store: object, arguments: dict[str, Any], *, within: SessionFilter | None = None
+) -> dict[str, Any]:
     """One call against an open store (or its :class:`~hermes_core.store.protocol.SearchIndex`);
-    errors an agent can cause become ``{"error"}``."""
+    errors an agent can cause become ``{"error"}``.
+
+    ``within`` narrows discovery and browse to a selection of sessions (a host's filters,
+    such as the MCP server's ``cwd`` and time options); scroll and read name their session.
+    """
     from hermes_core.store.errors import StoreDamaged, StoreError
     from hermes_core.store.search_queries import search_index_of
 
@@ -126,12 +133,12 @@ def run_search(store: object, arguments: dict[str, Any]) -> dict[str, Any]:
     try:
         parsed = parse_arguments(arguments)
         if parsed.form == "discovery":
-            return discover(index, parsed)
+            return discover(index, parsed, within)
         if parsed.form == "scroll":
             return scroll(index, parsed)
         if parsed.form == "read":
             return read(index, parsed)
-        return browse(index, parsed)
+        return browse(index, parsed, within)
     except (StoreDamaged, *index.database_errors) as error:  # type: ignore[misc]
         # A damaged or unreadable store, not the agent's doing.
         return {

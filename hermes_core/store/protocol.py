@@ -79,7 +79,7 @@ class SearchIndex(Protocol):
         self, ascii_words: Sequence[str], cjk_runs: Sequence[str], max_length: int, limit: int
     ) -> list[tuple[int, str]]: ...
     def titled_sessions(
-        self, keys: Sequence[int], source: str | None
+        self, keys: Sequence[int], scope: SessionFilter | None
     ) -> list[tuple[int, str, float]]: ...
     def recent_sessions(
         self, selection: SessionFilter, limit: int, preview_chars: int
@@ -106,16 +106,16 @@ class SearchIndex(Protocol):
     def more_matches_than(self, fts: str, count: int) -> bool: ...
     def ranked_matches(self, fts: str, limit: int) -> list[tuple[int, float]]: ...
     def hit_details(
-        self, message_ids: Sequence[int], roles: Sequence[str], source: str | None
+        self, message_ids: Sequence[int], roles: Sequence[str], scope: SessionFilter | None
     ) -> dict[int, tuple[str, float]]: ...
     def ranked_filtered_matches(
-        self, fts: str, roles: Sequence[str], source: str | None, limit: int
+        self, fts: str, roles: Sequence[str], scope: SessionFilter | None, limit: int
     ) -> list[HitRow]: ...
     def newest_matches(
         self,
         fts: str,
         roles: Sequence[str],
-        source: str | None,
+        scope: SessionFilter | None,
         *,
         oldest_first: bool,
         limit: int,
@@ -124,7 +124,7 @@ class SearchIndex(Protocol):
     def index_averages(self) -> bytes | None: ...
     def cjk_matches(self, text: str, limit: int) -> list[int]: ...
     def message_contents(
-        self, message_ids: Sequence[int], roles: Sequence[str], source: str | None
+        self, message_ids: Sequence[int], roles: Sequence[str], scope: SessionFilter | None
     ) -> list[tuple[int, str, float, str]]: ...
 
 

@@ -46,13 +46,19 @@ def _rejections() -> Iterator[None]:
         raise QueryRejected(str(error)) from error
 
 
-def _role_source_filter(roles: Sequence[str], source: str | None) -> tuple[str, list[object]]:
+def _role_scope_filter(
+    roles: Sequence[str], scope: SessionFilter | None
+) -> tuple[str, list[object]]:
+    """The conditions "in ``roles`` (and in a session of ``scope``)"."""
+    from .selection_sql import build_where
+
     marks = ",".join("?" for _ in roles)
     sql = f" AND m.role IN ({marks})"
     params: list[object] = list(roles)
-    if source is not None:
-        sql += " AND m.session_id IN (SELECT id FROM sessions WHERE source = ?)"
-        params.append(source)
+    if scope is not None:
+        where, scope_params = build_where(scope)
+        sql += f" AND m.session_id IN (SELECT s.id FROM sessions s WHERE {where})"
+        params.extend(scope_params)
     return sql, params
 
 
@@ -175,14 +181,17 @@ class SqliteSearchIndex:
         return [(int(rowid), str(title)) for rowid, title in rows]
 
     def titled_sessions(
-        self, keys: Sequence[int], source: str | None
+        self, keys: Sequence[int], scope: SessionFilter | None
     ) -> list[tuple[int, str, float]]:
-        """(row key, session id, last_active_at) of the sessions of ``keys`` (and ``source``)."""
+        """(row key, session id, last_active_at) of the sessions of ``keys`` (and ``scope``)."""
+        from .selection_sql import build_where
+
         marks = ",".join("?" for _ in keys)
-        source_sql = " AND source = ?" if source is not None else ""
+        where, params = build_where(scope) if scope is not None else ("1", [])
         rows = self._connection.execute(
-            f"SELECT rowid, id, last_active_at FROM sessions WHERE rowid IN ({marks}){source_sql}",
-            [*keys, *([source] if source is not None else [])],
+            f"SELECT s.rowid, s.id, s.last_active_at FROM sessions s "
+            f"WHERE s.rowid IN ({marks}) AND {where}",
+            [*keys, *params],
         )
         return [(int(r[0]), str(r[1]), float(r[2])) for r in rows]
 
@@ -355,10 +364,10 @@ class SqliteSearchIndex:
             ).fetchall()
 
     def hit_details(
-        self, message_ids: Sequence[int], roles: Sequence[str], source: str | None
+        self, message_ids: Sequence[int], roles: Sequence[str], scope: SessionFilter | None
     ) -> dict[int, tuple[str, float]]:
-        """id → (session id, timestamp) of those messages in ``roles`` (and ``source``)."""
-        where, params = _role_source_filter(roles, source)
+        """id → (session id, timestamp) of those messages in ``roles`` (and ``scope``)."""
+        where, params = _role_scope_filter(roles, scope)
         marks = ",".join("?" for _ in message_ids)
         return {
             row[0]: (row[1], row[2])
@@ -370,10 +379,10 @@ class SqliteSearchIndex:
         }
 
     def ranked_filtered_matches(
-        self, fts: str, roles: Sequence[str], source: str | None, limit: int
+        self, fts: str, roles: Sequence[str], scope: SessionFilter | None, limit: int
     ) -> list[HitRow]:
         """(id, session id, timestamp, bm25 score) of the best ``limit`` matches in ``roles``."""
-        where, params = _role_source_filter(roles, source)
+        where, params = _role_scope_filter(roles, scope)
         with _rejections():
             rows = self._connection.execute(
                 "SELECT f.rowid, m.session_id, m.timestamp, bm25(messages_fts) AS score "
@@ -387,7 +396,7 @@ class SqliteSearchIndex:
         self,
         fts: str,
         roles: Sequence[str],
-        source: str | None,
+        scope: SessionFilter | None,
         *,
         oldest_first: bool,
         limit: int,
@@ -395,7 +404,7 @@ class SqliteSearchIndex:
     ) -> list[tuple[int, str, float, str, bytes | None]]:
         """(id, session id, timestamp, content with each match opened by ``mark``, the index's
         token count record) of the ``limit`` newest (oldest) matches in ``roles``."""
-        where, params = _role_source_filter(roles, source)
+        where, params = _role_scope_filter(roles, scope)
         direction = "ASC" if oldest_first else "DESC"
         assert mark == "\x01", "the highlight statement opens matches with char(1)"
         with _rejections():
@@ -420,10 +429,10 @@ class SqliteSearchIndex:
         return find_cjk(self._connection, text, limit=limit)
 
     def message_contents(
-        self, message_ids: Sequence[int], roles: Sequence[str], source: str | None
+        self, message_ids: Sequence[int], roles: Sequence[str], scope: SessionFilter | None
     ) -> list[tuple[int, str, float, str]]:
-        """(id, session id, timestamp, content) of those messages in ``roles`` (``source``)."""
-        where, params = _role_source_filter(roles, source)
+        """(id, session id, timestamp, content) of those messages in ``roles`` (``scope``)."""
+        where, params = _role_scope_filter(roles, scope)
         marks = ",".join("?" for _ in message_ids)
         return self._connection.execute(
             f"SELECT m.id, m.session_id, m.timestamp, m.content FROM messages m "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,8 @@ from search_corpus import Corpus, build_corpus, open_corpus_store
 
 from hermes_core.search import MATCH_END, MATCH_START, SESSION_SEARCH_TOOL, ranking, session_search
 from hermes_core.search.arguments import KNOWN, MAX_LIMIT, MAX_WINDOW
+from hermes_core.search.tool import run_search
+from hermes_core.selection.filters import SessionFilter
 from hermes_core.store import SessionStore
 from hermes_core.store.protocol import Store
 
@@ -398,6 +401,27 @@ def test_source_narrows_discovery_and_browse(store: SessionStore, corpus: Corpus
     assert ids(session_search(store, query="東京", source="cli")) == []
     rows = session_search(store, source="telegram")["sessions"]
     assert [r["session_id"] for r in rows] == [corpus.ids["japanese"]]
+
+
+def test_a_hosts_selection_narrows_discovery_and_browse_but_not_read(
+    store: Store, corpus: Corpus
+) -> None:
+    """``run_search(..., within=)``: the MCP server's cwd/time filters, pushed into the query
+    (not applied to the results afterwards), together with the tool's own ``source``."""
+    recent = SessionFilter(after=time.time() - 5.5 * 86_400)
+    everywhere = ids(run_search(store, {"query": "zebra OR parser"}))
+    assert corpus.ids["archived"] in everywhere and corpus.ids["tooling"] in everywhere
+    assert ids(run_search(store, {"query": "zebra OR parser"}, within=recent)) == [
+        corpus.ids["tooling"]
+    ]
+    assert ids(run_search(store, {"query": "Auth refactor plan"}, within=recent)) == []
+    assert ids(run_search(store, {"query": "parser", "source": "telegram"}, within=recent)) == []
+    browsed = run_search(store, {"limit": 50}, within=SessionFilter(before=time.time() - 7.5 * 86_400))
+    assert {row["session_id"] for row in browsed["sessions"]} == {
+        corpus.ids["auth"], corpus.ids["title_only"], corpus.ids["project"]
+    }
+    read = run_search(store, {"session_id": corpus.ids["auth"]}, within=recent)
+    assert read["session_id"] == corpus.ids["auth"]
 
 
 def test_tool_definition_describes_when_and_how(store: SessionStore) -> None:

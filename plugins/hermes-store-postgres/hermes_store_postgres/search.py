@@ -83,17 +83,20 @@ _PREVIEW = (
 _QUERY = "to_tsquery('simple', %s)"
 
 
-def _role_source_filter(roles: Sequence[str], source: str | None) -> tuple[str, list[object]]:
-    """The conditions "in ``roles`` (and from ``source``)". Roles within the conversation's
+def _role_scope_filter(
+    roles: Sequence[str], scope: SessionFilter | None
+) -> tuple[str, list[object]]:
+    """The conditions "in ``roles`` (and in a session of ``scope``)". Roles within the conversation's
     (the default) also say so in words the planner can match against the conversation word
     index (:data:`~.schema.CONVERSATION_ROLES_SQL`) without knowing the parameters."""
     sql = " AND m.role = ANY(%s::text[])"
     if roles and set(roles) <= set(CONVERSATION_ROLES):
         sql += f" AND m.{CONVERSATION_ROLES_SQL}"
     params: list[object] = [list(roles)]
-    if source is not None:
-        sql += " AND m.session_id IN (SELECT id FROM sessions WHERE source = %s)"
-        params.append(source)
+    if scope is not None:
+        where, scope_params = build_where(scope)
+        sql += f" AND m.session_id IN (SELECT s.id FROM sessions s WHERE {where})"
+        params.extend(scope_params)
     return sql, params
 
 
@@ -272,12 +275,13 @@ class PostgresSearchIndex:
         return [(int(key), str(title)) for key, title in rows]
 
     def titled_sessions(
-        self, keys: Sequence[int], source: str | None
+        self, keys: Sequence[int], scope: SessionFilter | None
     ) -> list[tuple[int, str, float]]:
-        source_sql = " AND source = %s" if source is not None else ""
+        where, params = build_where(scope) if scope is not None else ("TRUE", [])
         rows = self._rows(
-            f"SELECT row_key, id, last_active_at FROM sessions WHERE row_key = ANY(%s){source_sql}",
-            [list(keys), *([source] if source is not None else [])],
+            "SELECT s.row_key, s.id, s.last_active_at FROM sessions s "
+            f"WHERE s.row_key = ANY(%s) AND {where}",
+            [list(keys), *params],
         )
         return [(int(r[0]), str(r[1]), float(r[2])) for r in rows]
 
@@ -494,9 +498,9 @@ class PostgresSearchIndex:
         return [(int(r[0]), float(r[1])) for r in rows]
 
     def hit_details(
-        self, message_ids: Sequence[int], roles: Sequence[str], source: str | None
+        self, message_ids: Sequence[int], roles: Sequence[str], scope: SessionFilter | None
     ) -> dict[int, tuple[str, float]]:
-        where, params = _role_source_filter(roles, source)
+        where, params = _role_scope_filter(roles, scope)
         rows = self._rows(
             f"SELECT m.id, m.session_id, m.timestamp FROM messages m WHERE m.id = ANY(%s){where}",
             [list(message_ids), *params],
@@ -504,10 +508,10 @@ class PostgresSearchIndex:
         return {int(r[0]): (str(r[1]), float(r[2])) for r in rows}
 
     def ranked_filtered_matches(
-        self, fts: str, roles: Sequence[str], source: str | None, limit: int
+        self, fts: str, roles: Sequence[str], scope: SessionFilter | None, limit: int
     ) -> list[HitRow]:
         terms = to_tsquery_text(fts)
-        where, params = _role_source_filter(roles, source)
+        where, params = _role_scope_filter(roles, scope)
         match, pairs = _match(terms, "q", "m.")
         rows = self._matches(
             "SELECT m.id, m.session_id, m.timestamp, -ts_rank_cd(m.search_words, q, 1) AS score "
@@ -521,7 +525,7 @@ class PostgresSearchIndex:
         self,
         fts: str,
         roles: Sequence[str],
-        source: str | None,
+        scope: SessionFilter | None,
         *,
         oldest_first: bool,
         limit: int,
@@ -536,7 +540,7 @@ class PostgresSearchIndex:
         crosses the wire: the engine only counts the marks. The candidates are picked by id
         first and only those few rows are read whole."""
         terms = to_tsquery_text(fts)
-        where, params = _role_source_filter(roles, source)
+        where, params = _role_scope_filter(roles, scope)
         direction = "ASC" if oldest_first else "DESC"
         density = self._density[1] if self._density and self._density[0] == fts else None
         # Sparse matches: order by an expression, so the planner reads them off the word
@@ -587,9 +591,9 @@ class PostgresSearchIndex:
         return [int(r[0]) for r in rows]
 
     def message_contents(
-        self, message_ids: Sequence[int], roles: Sequence[str], source: str | None
+        self, message_ids: Sequence[int], roles: Sequence[str], scope: SessionFilter | None
     ) -> list[tuple[int, str, float, str]]:
-        where, params = _role_source_filter(roles, source)
+        where, params = _role_scope_filter(roles, scope)
         rows = self._rows(
             "SELECT m.id, m.session_id, m.timestamp, m.content FROM messages m "
             f"WHERE m.id = ANY(%s){where}",
