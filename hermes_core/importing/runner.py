@@ -285,6 +285,12 @@ class ImportRun:
                 owner = imported
             if stored is None:
                 continue
+            if imported.parent_foreign_id is not None and parent_id is None:
+                outcome.notes.append(
+                    f"{stored.session_id} is a subagent's session whose parent session "
+                    f"({imported.parent_foreign_id}) is neither in this store nor in the "
+                    "log; imported without a parent"
+                )
             by_foreign_id[imported.foreign_id] = stored.session_id
             outcome.sessions.append(stored)
             if first_of_file:

@@ -23,7 +23,9 @@ from .discovery import (
     first_records,
     first_session_id,
     is_agent_file,
+    is_orphaned_subagent_file,
     looks_like_claude,
+    orphaned_subagent_files,
     projects_root,
     session_files,
     subagent_files,
@@ -47,19 +49,20 @@ class ClaudeCodeImporter:
     # ------------------------------------------------------------------ discovery
 
     def discover(self, env: Mapping[str, str]) -> Iterable[ImportCandidate]:
-        """Every session transcript under the projects folder, from a directory listing and
-        one ``stat`` each (the file's modification time is its end): ``--all`` over a large
-        unchanged tree opens nothing. :meth:`describe` fills in the rest for the picker."""
+        """Every session transcript under the projects folder, then every orphaned subagent
+        transcript (its session's transcript gone), from directory listings and one ``stat``
+        each (the file's modification time is its end): ``--all`` over a large unchanged tree
+        opens nothing. :meth:`describe` fills in the rest for the picker."""
         root = projects_root(env)
         if root is None:
             return
-        for path in session_files(root):
+        for path, foreign_id in _discovered(root):
             try:
                 modified = path.stat().st_mtime
             except OSError:
                 continue
             yield ImportCandidate(
-                importer=self.name, path=path, foreign_id=path.stem, ended_at=modified
+                importer=self.name, path=path, foreign_id=foreign_id, ended_at=modified
             )
 
     def describe(self, candidate: ImportCandidate) -> ImportCandidate:
@@ -68,9 +71,12 @@ class ClaudeCodeImporter:
         return describe(candidate.path) or candidate
 
     def sniff(self, path: Path) -> bool:
-        """A ``.jsonl`` file whose first records are Claude Code's; subagent transcripts are
-        not sessions of their own and are not claimed (``--from claude`` still reads one)."""
-        if path.suffix != ".jsonl" or is_agent_file(path):
+        """A ``.jsonl`` file whose first records are Claude Code's. A subagent transcript is
+        read with its session and is claimed only when that session's transcript is gone
+        (``--from claude`` reads any)."""
+        if path.suffix != ".jsonl":
+            return False
+        if is_agent_file(path) and not is_orphaned_subagent_file(path):
             return False
         try:
             if path.stat().st_size == 0:  # an empty transcript: known only by where it is
@@ -172,17 +178,26 @@ class ClaudeCodeImporter:
         return session
 
 
+def _discovered(root: Path) -> Iterator[tuple[Path, str]]:
+    """(path, foreign id) of every transcript :meth:`ClaudeCodeImporter.discover` offers."""
+    for path in session_files(root):
+        yield path, path.stem
+    for path in orphaned_subagent_files(root):
+        yield path, path.stem.removeprefix("agent-")
+
+
 def describe(path: Path) -> ImportCandidate | None:
     """The picker's view of one transcript; None when it cannot be read."""
+    subagent = is_agent_file(path)  # every record of a subagent's own file is a sidechain
     try:
         records = first_records(path, HEAD_BYTES)
         modified = path.stat().st_mtime
-        prompts = count_prompts(path)
+        prompts = count_prompts(path, sidechain=subagent)
     except OSError:
         return None
     transcript = Transcript(Counter())
     for record in records:
-        if record.get("isSidechain") is True:
+        if record.get("isSidechain") is True and not subagent:
             continue
         transcript.feed(record)
         if transcript.first_prompt is not None and transcript.cwd is not None:
@@ -193,7 +208,7 @@ def describe(path: Path) -> ImportCandidate | None:
     return ImportCandidate(
         importer="claude",
         path=path,
-        foreign_id=path.stem,
+        foreign_id=path.stem.removeprefix("agent-") if subagent else path.stem,
         title_guess=transcript.title_text(),
         cwd=transcript.cwd,
         started_at=started,

@@ -111,7 +111,7 @@ def _parts_text(value: object, *, fallback: str) -> str:
     not parts."""
     parts = value if isinstance(value, list) else [value]
     if not parts or not all(isinstance(part, dict) and "type" in part for part in parts):
-        return text  # JSON-looking text a person wrote, not a list of parts
+        return fallback  # JSON-looking text a person wrote, not a list of parts
     return "\n\n".join(piece for piece in map(_part_text, parts) if piece)
 
 

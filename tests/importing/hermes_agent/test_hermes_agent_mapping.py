@@ -223,6 +223,7 @@ def test_pictures_stored_as_marked_json_parts_arrive_as_text_and_image_placehold
     )  # fmt: skip
     agent.add_message(PICTURES, "user", marker + json.dumps("a plain string"), T0 + 90030)
     agent.add_message(PICTURES, "assistant", marker + "[not json after all", T0 + 90040)
+    agent.add_message(PICTURES, "user", marker + json.dumps([{"no": "type"}]), T0 + 90050)
     agent.connection.commit()
     agent.close()
 
@@ -233,6 +234,7 @@ def test_pictures_stored_as_marked_json_parts_arrive_as_text_and_image_placehold
         "One part.",
         "a plain string",
         "[not json after all",
+        '[{"no": "type"}]',
     ]
     payload = run_search(store.connection, {"query": "invoice screenshot"})
     hit = json.dumps(payload, ensure_ascii=False)
