@@ -38,6 +38,10 @@ SOURCE = "claude-code"
 LABEL = "Claude Code"
 TITLE_PREFIX = "Imported from Claude Code: "
 SUBAGENT_TITLE_PREFIX = "Claude Code subagent: "
+WARMUP_PROMPT = "Warmup"
+"""The whole first prompt of the agents Claude Code 2.0 starts to warm its cache up."""
+COMPACTION_AGENT_PREFIX = "acompact"
+"""How the ids of the agents that compact a conversation begin (``agent-acompact-*.jsonl``)."""
 
 
 class ClaudeCodeImporter:
@@ -111,6 +115,7 @@ class ClaudeCodeImporter:
                 warnings=Counter(),
             )
             _fill(child, transcript, SUBAGENT_TITLE_PREFIX)
+            child.title_hint = internal_agent_title(key, transcript) or child.title_hint
             yield child
         for agent_path in subagent_files(path, foreign_id):
             yield self._agent_session(agent_path, 0, parent_foreign_id=foreign_id)
@@ -173,6 +178,9 @@ class ClaudeCodeImporter:
             _fill(session, transcript, SUBAGENT_TITLE_PREFIX if start == 0 else None)
             if start == 0 and isinstance(description, str) and description.strip():
                 session.title_hint = SUBAGENT_TITLE_PREFIX + short_title(description)
+            if start == 0:
+                internal = internal_agent_title(session.foreign_id, transcript)
+                session.title_hint = internal or session.title_hint
 
         session.messages = messages()
         return session
@@ -217,6 +225,18 @@ def describe(path: Path) -> ImportCandidate | None:
     )
 
 
+def internal_agent_title(agent_id: str, transcript: Transcript) -> str | None:
+    """The title of an agent Claude Code runs for itself — one warming its cache up (its
+    whole prompt is ``Warmup``), one compacting the conversation (``acompact…`` ids) — named
+    for what it is and by its own id, so the many of them never share one title with
+    ``(2)``…``(5)`` suffixes; None for an agent the conversation asked for."""
+    if agent_id.startswith(COMPACTION_AGENT_PREFIX):
+        return f"Claude Code compaction agent {agent_id}"
+    if (transcript.first_prompt or "").strip() == WARMUP_PROMPT:
+        return f"Claude Code warm-up agent {agent_id}"
+    return None
+
+
 def _fill(session: ImportedSession, transcript: Transcript, title_prefix: str | None) -> None:
     """Copy what reading found onto ``session``."""
     session.started_at = transcript.started_at
@@ -229,6 +249,8 @@ def _fill(session: ImportedSession, transcript: Transcript, title_prefix: str | 
     if title_prefix is not None:
         text = transcript.title_text()
         session.title_hint = title_prefix + text if text else None
+        if transcript.custom_title and title_prefix == TITLE_PREFIX:
+            session.title_hint = transcript.custom_title  # the name the person chose
 
 
 def _sidechain_key(record: dict[str, Any], agent_of: dict[str, str]) -> str:

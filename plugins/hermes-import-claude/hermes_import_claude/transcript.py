@@ -75,6 +75,11 @@ class Transcript:
         self.model: str | None = None
         self.session_id: str | None = None
         self.first_prompt: str | None = None
+        self.custom_title: str | None = None
+        """The name the person gave the conversation with Claude Code's ``/rename`` (the
+        last ``custom-title`` record)."""
+        self.ai_title: str | None = None
+        """The title Claude Code generated for it (the last ``ai-title`` record)."""
         self.input_tokens = 0
         self.output_tokens = 0
         self.emitted = 0
@@ -91,6 +96,9 @@ class Transcript:
         kind = record.get("type")
         if kind == "attachment":
             return self._queued_prompt(record)
+        if kind in ("custom-title", "ai-title"):
+            self._note_title(record)
+            return []
         if kind not in ("user", "assistant"):
             if kind not in KNOWN_OTHER_TYPES:
                 self.warnings[UNKNOWN_TYPE] += 1
@@ -111,8 +119,21 @@ class Transcript:
         return self._flush()
 
     def title_text(self) -> str | None:
-        """The first prompt on one line, at most 60 characters."""
-        return short_title(self.first_prompt) if self.first_prompt else None
+        """Claude Code's own title for the conversation, else its first prompt, on one line,
+        at most 60 characters (a name the person gave is :attr:`custom_title`)."""
+        text = self.ai_title or self.first_prompt
+        return short_title(text) if text else None
+
+    def _note_title(self, record: dict[str, Any]) -> None:
+        field = "customTitle" if record.get("type") == "custom-title" else "aiTitle"
+        value = record.get(field)
+        if not isinstance(value, str) or not value.strip():
+            return
+        title = " ".join(value.split())
+        if field == "customTitle":
+            self.custom_title = title
+        else:
+            self.ai_title = title
 
     # ------------------------------------------------------------------ records
 
