@@ -104,7 +104,9 @@ class ClaudeCodeImporter:
         sidechains: dict[str, Transcript] = {}
         sidechain_messages: dict[str, list[Message]] = {}
         session = ImportedSession(foreign_id=foreign_id, source=SOURCE, messages=iter(()))
-        session.messages = self._main_messages(path, start, session, sidechains, sidechain_messages)
+        session.messages = self._main_messages(
+            path, start, resume_from, session, sidechains, sidechain_messages
+        )
         yield session
         for key, transcript in sidechains.items():
             child = ImportedSession(
@@ -124,6 +126,7 @@ class ClaudeCodeImporter:
         self,
         path: Path,
         start: int,
+        resume_from: str | None,
         session: ImportedSession,
         sidechains: dict[str, Transcript],
         sidechain_messages: dict[str, list[Message]],
@@ -132,6 +135,7 @@ class ClaudeCodeImporter:
         warnings: Counter[str] = Counter()
         transcript = Transcript(warnings)
         agent_of: dict[str, str] = {}
+        turn_start = start
         for record in reader.records():
             if record.get("isSidechain") is True:
                 key = _sidechain_key(record, agent_of)
@@ -140,14 +144,30 @@ class ClaudeCodeImporter:
                     sidechain_messages[key] = []
                 sidechain_messages[key].extend(sidechains[key].feed(record))
                 continue
+            opened = transcript.turns_opened
             yield from transcript.feed(record)
+            if transcript.turns_opened != opened:
+                turn_start = reader.record_start
+        # The last answer may still be streaming into the log (an import during a live
+        # session): it is stored now and read again, whole, by the next import.
+        open_turn, answer_pending = transcript.turn_open, transcript.answer_pending
         yield from transcript.finish()
         for key, side in sidechains.items():
             sidechain_messages[key].extend(side.finish())
         warnings.update(reader.warnings)
         session.warnings = dict(warnings)
-        session.cursor = str(reader.cursor)
+        reported_in, reported_out = _reported_tokens(resume_from)
         _fill(session, transcript, TITLE_PREFIX if start == 0 else None)
+        session.input_tokens = max(0, transcript.input_tokens - reported_in)
+        session.output_tokens = max(0, transcript.output_tokens - reported_out)
+        if open_turn:
+            before_in, before_out = transcript.tokens_before_turn
+            tail_in = transcript.input_tokens - before_in
+            tail_out = transcript.output_tokens - before_out
+            session.cursor = f"{turn_start}:{tail_in}:{tail_out}"
+            session.open_tail = 1 if answer_pending else 0
+        else:
+            session.cursor = str(reader.cursor)
 
     def _agent_session(
         self, path: Path, start: int, *, parent_foreign_id: str | None
@@ -271,11 +291,26 @@ def _sidechain_key(record: dict[str, Any], agent_of: dict[str, str]) -> str:
 
 
 def _offset(cursor: str | None) -> int:
-    """The byte offset in a cursor this importer gave; 0 (the whole file) otherwise."""
+    """The byte offset in a cursor this importer gave; 0 (the whole file) otherwise. A
+    cursor is ``OFFSET`` (read on from there), or ``OFFSET:IN:OUT`` when the last answer was
+    still being written: it begins at ``OFFSET``, and ``IN``/``OUT`` tokens of it were
+    reported already."""
     if cursor is None:
         return 0
     try:
-        offset = int(cursor)
+        offset = int(cursor.split(":", 1)[0])
     except ValueError:
         return 0
     return max(0, offset)
+
+
+def _reported_tokens(cursor: str | None) -> tuple[int, int]:
+    """The input and output tokens an earlier read reported for the answer a cursor reads
+    again (``OFFSET:IN:OUT``); (0, 0) for any other cursor."""
+    parts = (cursor or "").split(":")
+    if len(parts) != 3:
+        return 0, 0
+    try:
+        return max(0, int(parts[1])), max(0, int(parts[2]))
+    except ValueError:
+        return 0, 0

@@ -88,6 +88,11 @@ class Transcript:
         self._usage_key: str | None = None
         self._usage: dict[str, Any] | None = None
         self._counted: set[str] = set()
+        self._turn_open = False
+        self.turns_opened = 0
+        """How many assistant turns began (see :attr:`tokens_before_turn`)."""
+        self.tokens_before_turn = (0, 0)
+        """Input and output tokens counted before the assistant turn begun last."""
 
     # ------------------------------------------------------------------ feeding
 
@@ -112,6 +117,18 @@ class Transcript:
             return self._user(record, message, moment)
         self._assistant(record, message, moment)
         return []
+
+    @property
+    def turn_open(self) -> bool:
+        """Whether an assistant turn is under way: begun, not yet closed by a prompt. While
+        the log is being written it may still grow: more API messages, or more records of
+        the last one (whose usage then grows too)."""
+        return self._turn_open
+
+    @property
+    def answer_pending(self) -> bool:
+        """Whether the open turn has text that :meth:`finish` emits as a message."""
+        return bool(self._pending)
 
     def finish(self) -> list[Message]:
         """The last assistant turn, if one is pending; usage is settled."""
@@ -192,6 +209,7 @@ class Transcript:
 
     def _user_turn(self, text: str, moment: float | None) -> list[Message]:
         """Close the assistant turn in progress and emit a user message after it."""
+        self._turn_open = False
         completed = self._flush()
         completed.append(Message(role="user", content=text, timestamp=moment))
         self.emitted += 1
@@ -207,6 +225,12 @@ class Transcript:
             self.model = model
         key = message.get("id") or record.get("requestId")
         usage = message.get("usage")
+        if not self._turn_open:  # a new turn: what came before it is counted first
+            if key != self._usage_key:
+                self._settle_usage()
+            self._turn_open = True
+            self.turns_opened += 1
+            self.tokens_before_turn = (self.input_tokens, self.output_tokens)
         if isinstance(key, str) and key:
             if key != self._usage_key:
                 self._settle_usage()
