@@ -261,6 +261,8 @@ def pick_foreign_logs(
         for log in gather_candidates(importers, os.environ, only=only, on_error=_discovery_failed)
         if skip is None or not skip(log.candidate.path)
     ]
+    # Newest first by the date each row shows (describing may have found the start).
+    found.sort(key=lambda log: (log.shown_time, str(log.candidate.path)), reverse=True)
     if not found:
         echo("No sessions found to import.")
         return None
@@ -283,7 +285,7 @@ def pick_foreign_logs(
 def candidate_cells(log: FoundLog) -> tuple[str, str, str, str, str]:
     """The picker's cells for one discovered log: date, tool, title, cwd folder, turns."""
     candidate = log.candidate
-    moment = candidate.started_at or candidate.ended_at
+    moment = log.shown_time
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(moment)) if moment else "—"
     folder = Path(candidate.cwd).name if candidate.cwd else "—"
     turns = str(candidate.turn_count) if candidate.turn_count is not None else "?"

@@ -25,6 +25,12 @@ class FoundLog:
         """When it was last active, for sorting (0 when unknown)."""
         return self.candidate.ended_at or self.candidate.started_at or 0.0
 
+    @property
+    def shown_time(self) -> float:
+        """The date the import picker shows and sorts by: when the conversation started,
+        else when it was last active (0 when unknown)."""
+        return self.candidate.started_at or self.candidate.ended_at or 0.0
+
 
 def gather_candidates(
     importers: Mapping[str, Importer],

@@ -145,7 +145,7 @@ class ImportSummary:
     def skipped_line(self) -> str | None:
         """The other skipped input by reason, when there was any."""
         others = [
-            f"{count} {reason}" for reason, count in sorted(self.warnings.items())
+            f"{count} {counted(reason, count)}" for reason, count in sorted(self.warnings.items())
             if not is_malformed(reason)
         ]  # fmt: skip
         return "Skipped input: " + ", ".join(others) + "." if others else None
@@ -158,3 +158,28 @@ class ImportSummary:
             f"Repaired input: {self.repaired_texts} text field(s) with broken characters "
             "(lone UTF-16 surrogates), each replaced by U+FFFD and kept."
         )
+
+
+_PHRASE_ENDS = (" undone", " by ", " with ", " without ", " in ", " of ", " from ", " (", " that ")
+"""Where the noun phrase at the start of a skip reason ends: its last word is the noun."""
+
+
+def counted(reason: str, count: int) -> str:
+    """A skip ``reason`` (a singular phrase: ``unknown record type``, ``message undone by a
+    rewind``) read after ``count``: its head noun in the plural unless ``count`` is one
+    (``2 unknown record types``, ``2 messages undone by a rewind``)."""
+    if count == 1:
+        return reason
+    end = min((at for at in map(reason.find, _PHRASE_ENDS) if at > 0), default=len(reason))
+    head, rest = reason[:end], reason[end:]
+    start = head.rfind(" ") + 1
+    noun = head[start:]
+    if not noun.isalpha() or noun.endswith("s"):
+        return reason  # a name (``tool_calls``) or a plural already
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "o", "u"):
+        plural = noun[:-1] + "ies"
+    elif noun.endswith(("x", "ch", "sh")):
+        plural = noun + "es"
+    else:
+        plural = noun + "s"
+    return head[:start] + plural + rest

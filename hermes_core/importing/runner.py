@@ -52,6 +52,35 @@ if TYPE_CHECKING:
 RESTORING = "restoring:"
 """The cursor of a backup's ``importing`` row: the session being restored follows."""
 
+OPEN_TAIL = "open-tail:"
+"""The cursor of a file whose last messages were still being written (``open_tail``):
+``open-tail:<id of the last settled message>:<the importer's cursor>``. The next import
+removes the messages after that id and reads them again from the importer's cursor."""
+
+
+def _stored_cursor(cursor: str | None, settled_id: int | None) -> str | None:
+    """What the bookkeeping keeps for an importer's ``cursor``."""
+    if cursor is None or settled_id is None:
+        return cursor
+    return f"{OPEN_TAIL}{settled_id}:{cursor}"
+
+
+def _importer_cursor(stored: str | None) -> tuple[str | None, int | None]:
+    """(the importer's cursor, the id of the last settled message or None) of a bookkeeping
+    cursor."""
+    if stored is None or not stored.startswith(OPEN_TAIL):
+        return stored, None
+    settled, _, cursor = stored.removeprefix(OPEN_TAIL).partition(":")
+    return cursor, int(settled)
+
+
+def _settled_id(store: ImportBookkeeping, session_id: str, open_tail: int) -> int | None:
+    """The id of the message before the ``open_tail`` messages still being written (None
+    when there are none)."""
+    if open_tail <= 0:
+        return None
+    return store.last_message_id(session_id, open_tail)
+
 
 class ImportRun:
     """One ``hermes sessions import`` invocation over a store: holds the bookkeeping, loaded
@@ -286,6 +315,12 @@ class ImportRun:
                 owner = imported
             if stored is None:
                 continue
+            if imported.parent_foreign_id is not None and parent_id is None:
+                outcome.notes.append(
+                    f"{stored.session_id} is a subagent's session whose parent session "
+                    f"({imported.parent_foreign_id}) is neither in this store nor in the "
+                    "log; imported without a parent"
+                )
             by_foreign_id[imported.foreign_id] = stored.session_id
             outcome.sessions.append(stored)
             if first_of_file:
@@ -313,11 +348,15 @@ class ImportRun:
         keeps_position = (
             owner is not None and owner.snapshot is None and outcome.status is FileStatus.IMPORTED
         )
+        cursor = None
+        if keeps_position and owner is not None:
+            settled = _settled_id(self._store, owner_id, owner.open_tail) if owner_id else None
+            cursor = _stored_cursor(owner.cursor, settled)
         self._remember(
             key,
             importer,
             stamp,
-            cursor=owner.cursor if keeps_position and owner is not None else None,
+            cursor=cursor,
             foreign_id=owner.foreign_id if keeps_position and owner is not None else None,
             session_id=owner_id,
             imported_at=imported_at,
@@ -362,20 +401,33 @@ class ImportRun:
         now = self._clock()
         outcome.status = FileStatus.APPENDED
         outcome.session_id = record.session_id
-        cursor = record.cursor
+        cursor, settled = _importer_cursor(record.cursor)
         appended = 0
         kept = self._store.last_message_id(record.session_id)
         self._store.mark_append(key, record.session_id, kept)
         try:
-            sessions = repaired_sessions(importer.read(path, record.cursor), outcome)
+            read_again = 0
+            sessions = repaired_sessions(importer.read(path, cursor), outcome)
             first = next(sessions, None)
             if first is not None and first.snapshot is None and first.parent_foreign_id is None:
-                appended += append_to_conversation(
+                written = append_to_conversation(
                     self._store, record.session_id, first, appended_at=now
                 )
-                cursor = first.cursor or cursor
+                if settled is not None and written > 0:
+                    # The messages still being written at the last import (its open tail)
+                    # were just read again and written after them: the old copies go. A
+                    # process dying before the bookkeeping moves on has the new ones undone
+                    # by the next import, which reads them again from the same cursor.
+                    read_again = self._store.discard_messages_after(
+                        record.session_id, settled, kept
+                    )
+                appended += max(0, written - read_again)
+                settled = _settled_id(self._store, record.session_id, first.open_tail)
+                cursor = _stored_cursor(first.cursor, settled) if first.cursor else record.cursor
                 outcome.warnings.update(first.warnings)
                 first = None
+            else:
+                cursor = record.cursor
         except BaseException:
             self._store.discard_messages_after(record.session_id, kept)
             raise
@@ -414,9 +466,14 @@ class ImportRun:
         outcome.sessions.insert(
             0, StoredSession(session_id=record.session_id, title=None, messages=appended)
         )
-        if appended == 0 and len(outcome.sessions) == 1:
+        if appended == 0 and len(outcome.sessions) == 1 and not read_again:
             outcome.status = FileStatus.UNCHANGED
             outcome.detail = _already(record) + " (no new turns)"
+        elif read_again:
+            outcome.notes.append(
+                f"the last turn of {record.session_id}, still being written at the last "
+                "import, was read again"
+            )
         self._remember(
             key,
             importer,

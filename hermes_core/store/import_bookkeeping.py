@@ -127,11 +127,13 @@ class SqliteImportBookkeeping:
     def discard_partial(self, record: imports.ImportFileRecord) -> int:
         return imports.discard_partial_import(self._connection, record)
 
-    def last_message_id(self, session_id: str) -> int:
-        return imports.last_message_id(self._connection, session_id)
+    def last_message_id(self, session_id: str, back: int = 0) -> int:
+        return imports.last_message_id(self._connection, session_id, back)
 
-    def discard_messages_after(self, session_id: str, last_id: int) -> int:
-        return imports.discard_messages_after(self._connection, session_id, last_id)
+    def discard_messages_after(
+        self, session_id: str, last_id: int, up_to_id: int | None = None
+    ) -> int:
+        return imports.discard_messages_after(self._connection, session_id, last_id, up_to_id)
 
     def imported_sessions(self, importer: str) -> dict[str, database_imports.ImportedEntry]:
         return database_imports.imported_sessions(self._connection, importer)

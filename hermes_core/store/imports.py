@@ -312,24 +312,38 @@ def discard_partial_import(connection: sqlite3.Connection, record: ImportFileRec
     return deleted
 
 
-def last_message_id(connection: sqlite3.Connection, session_id: str) -> int:
-    """The id of the session's newest message (0 when it has none)."""
+def last_message_id(connection: sqlite3.Connection, session_id: str, back: int = 0) -> int:
+    """The id of the session's newest message, or of the one ``back`` places before it (0
+    when there is none)."""
+    if back == 0:
+        row = connection.execute(
+            "SELECT coalesce(max(id), 0) FROM messages WHERE session_id = ?", (session_id,)
+        ).fetchone()
+        return int(row[0])
     row = connection.execute(
-        "SELECT coalesce(max(id), 0) FROM messages WHERE session_id = ?", (session_id,)
+        "SELECT id FROM messages WHERE session_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?",
+        (session_id, back),
     ).fetchone()
-    return int(row[0])
+    return int(row[0]) if row else 0
 
 
 def discard_messages_after(
-    connection: sqlite3.Connection, session_id: str, last_kept_id: int
+    connection: sqlite3.Connection,
+    session_id: str,
+    last_kept_id: int,
+    up_to_id: int | None = None,
 ) -> int:
-    """Undo an append that failed half-way: delete the session's messages newer than
-    ``last_kept_id`` (with their index rows) and recount its counters. Returns how many
-    messages went."""
+    """Delete the session's messages newer than ``last_kept_id`` (up to ``up_to_id`` when
+    given), with their index rows, and recount its counters: an append that failed half-way
+    undone, or messages read again replaced. Returns how many messages went."""
     where = "session_id = ? AND id > ?"
+    params: list[object] = [session_id, last_kept_id]
+    if up_to_id is not None:
+        where += " AND id <= ?"
+        params.append(up_to_id)
     with write_transaction(connection) as db:
-        fulltext.unindex_messages(db, where, [session_id, last_kept_id])
-        removed = db.execute(f"DELETE FROM messages WHERE {where}", (session_id, last_kept_id))
+        fulltext.unindex_messages(db, where, params)
+        removed = db.execute(f"DELETE FROM messages WHERE {where}", params)
         db.execute(
             "UPDATE sessions SET "
             "message_count = (SELECT count(*) FROM messages WHERE session_id = sessions.id), "

@@ -267,6 +267,14 @@ class ImportedSession:
     """Gateway routing entries that point at this session (a store importer reads them from
     the other tool's routing table); the core adds those whose chat this store does not
     route yet."""
+    open_tail: int = 0
+    """Set by a log importer, with ``cursor``, when the last ``open_tail`` messages it yielded
+    belong to a turn that may still be growing (the other tool was writing the log: an answer
+    streamed record by record). ``cursor`` then points where that turn begins, and a read
+    from it yields those messages again — grown, or complete — before anything newer. The
+    core stores them now and replaces them on the next import instead of appending a second
+    copy, so importing a live log twice gives what one import of the final log gives. Token
+    counts of such a read must leave out what the earlier read already reported for them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,7 +57,10 @@ def test_malformed_lines_and_invalid_utf8_are_skipped_and_counted(tmp_path: Path
     [read] = read_all(write(tmp_path / f"{SESSION}.jsonl", data))
     assert read.transcript == [("user", "Before the garbage"), ("assistant", "After the garbage.")]
     assert read.session.warnings == {"malformed line": 2, "invalid UTF-8 line": 1}
-    assert read.session.cursor == str(len(data))
+    # The log ends in an answer that may still be growing: read again from its first line.
+    answer = len(data) - len(lines(reply("a1", 2, text("After the garbage."), message_id="m1")))
+    assert read.session.cursor == f"{answer}:1:1"
+    assert read.session.open_tail == 1
 
 
 def test_a_byte_order_mark_at_the_start_is_accepted(tmp_path: Path) -> None:
@@ -72,12 +75,19 @@ def test_a_torn_last_line_is_left_for_the_next_import(tmp_path: Path) -> None:
     path = write(tmp_path / f"{SESSION}.jsonl", GOOD + torn)
     [read] = read_all(path)
     assert read.transcript == [("user", "First question"), ("assistant", "First answer.")]
-    assert read.session.cursor == str(len(GOOD))
+    first_line = GOOD.index(b"\n") + 1
+    assert read.session.cursor == f"{first_line}:1:1"  # the answer is read again next time
     assert read.session.warnings == {"incomplete last line (left for the next import)": 1}
-    # The writer finishes the line: reading from the cursor picks up exactly the new turns.
+    # The writer finishes the line: reading from the cursor gives the answer again (it could
+    # have grown), then exactly the new turns.
     write(path, GOOD + MORE)
     [later] = read_all(path, read.session.cursor)
-    assert later.transcript == [("user", "Second question"), ("assistant", "Second answer.")]
+    assert later.transcript == [
+        ("assistant", "First answer."),
+        ("user", "Second question"),
+        ("assistant", "Second answer."),
+    ]
+    assert (later.session.input_tokens, later.session.output_tokens) == (1, 1)  # once each
     assert later.session.warnings == {}
     assert later.session.title_hint is None  # an append keeps the session's title
 
@@ -86,7 +96,8 @@ def test_a_complete_last_line_without_a_newline_is_taken(tmp_path: Path) -> None
     path = write(tmp_path / f"{SESSION}.jsonl", GOOD.rstrip(b"\n"))
     [read] = read_all(path)
     assert len(read.messages) == 2
-    assert read.session.cursor == str(len(GOOD) - 1)
+    first_line = GOOD.index(b"\n") + 1
+    assert read.session.cursor == f"{first_line}:1:1"
 
 
 def test_a_cursor_past_the_end_or_nonsense_reads_nothing_new_or_everything(tmp_path: Path) -> None:

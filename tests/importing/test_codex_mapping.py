@@ -165,6 +165,29 @@ def test_the_event_text_wins_over_a_wrapped_response_item(tmp_path: Path) -> Non
     ]
 
 
+def test_files_mentioned_in_the_ide_come_along_after_the_typed_request(tmp_path: Path) -> None:
+    wrapped = (
+        "# Context from my IDE setup:\n\n## Open tabs:\n- parser.py: src/parser.py\n\n"
+        "## Files mentioned by the user:\n\n"
+        "## parser.py: /home/ana/app/src/parser.py\n\n"
+        "### notes.md: docs/notes.md (lines 3-9)\n\n"
+        "## codex-clipboard-0e37.png: /tmp/codex-clipboard-0e37.png\n\n"
+        "## My request for Codex:\nwhy does the parser reject tabs?\n"
+    )
+    path = write_rollout(
+        tmp_path, meta(), user_item(wrapped, 1), user_event(wrapped, 2), agent_event("Tabs.", 3)
+    )
+    assert read_one(path).transcript == [
+        (
+            "user",
+            "why does the parser reject tabs?\n\nFiles mentioned:\n"
+            "- /home/ana/app/src/parser.py\n- docs/notes.md (lines 3-9)\n"
+            "- /tmp/codex-clipboard-0e37.png",
+        ),
+        ("assistant", "Tabs."),
+    ]
+
+
 def test_developer_and_system_messages_are_skipped(tmp_path: Path) -> None:
     path = write_rollout(
         tmp_path,

@@ -60,6 +60,27 @@ def test_the_picker_lists_logs_newest_first_and_imports_the_chosen_one(tmp_path:
     ]
 
 
+def test_the_picker_rows_are_in_the_order_of_the_dates_they_show(tmp_path: Path) -> None:
+    """Rows show when each conversation started; a file touched later (copied, synced) does
+    not jump ahead of newer conversations."""
+    env = environment(tmp_path)
+    parser = Path(env["CLAUDE_CONFIG_DIR"]) / "projects" / "-home-ana-src-parser"
+    lexer = parser / "11111111-aaaa-4bbb-8ccc-000000000001.jsonl"  # started 2026-03-01
+    tabs = parser / "22222222-aaaa-4bbb-8ccc-000000000002.jsonl"  # started 2026-02-10
+    os.utime(lexer, (1_780_000_000, 1_780_000_000))
+    os.utime(tabs, (1_790_000_000, 1_790_000_000))  # touched last, started first
+    child = pexpect.spawn(
+        hermes_command(), ["sessions", "import"], env=env, dimensions=(30, 160),
+        encoding="utf-8", timeout=30,
+    )  # fmt: skip
+    child.expect("Import sessions")
+    child.expect("Why does the lexer choke on tabs")
+    child.expect("Add a test for tabs")  # drawn after the newer conversation
+    child.send("\x1b")
+    child.expect(pexpect.EOF)
+    child.close()
+
+
 def test_the_picker_imports_several_marked_logs(tmp_path: Path) -> None:
     child = spawn(tmp_path)
     child.expect("Import sessions")

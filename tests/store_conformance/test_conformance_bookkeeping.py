@@ -81,6 +81,25 @@ def test_a_delegate_is_found_by_its_foreign_id(store: Store) -> None:
     assert store.imports.delegate_of_foreign_id(parent, "agent-8") is None
 
 
+def test_the_id_of_a_message_some_places_before_the_newest(store: Store) -> None:
+    imports = store.imports
+    session_id = imports.create_session(source="claude-code", started_at=1.0)
+    assert imports.last_message_id(session_id) == 0
+    assert imports.last_message_id(session_id, 1) == 0
+    imports.append_messages(
+        session_id, [Message("user", "a"), Message("assistant", "b"), Message("user", "c")],
+        default_timestamp=1.0,
+    )  # fmt: skip
+    newest = imports.last_message_id(session_id)
+    before = imports.last_message_id(session_id, 1)
+    first = imports.last_message_id(session_id, 2)
+    assert first < before < newest
+    assert imports.last_message_id(session_id, 3) == 0
+    imports.discard_messages_after(session_id, before)
+    assert [m.content for m in store.messages(session_id)] == ["a", "b"]
+    assert imports.last_message_id(session_id) == before
+
+
 def test_an_unfinished_append_is_undone(store: Store) -> None:
     imports = store.imports
     session_id = imports.create_session(source="claude-code", started_at=1.0)

@@ -5,8 +5,9 @@ The root is ``$CLAUDE_CONFIG_DIR`` when set, else ``~/.claude``; transcripts liv
 lossily, so they are enumerated, never decoded: the working directory comes from the records.
 Subagent transcripts sit next to their session (``agent-*.jsonl``, Claude Code 2.0) or under
 ``<session-id>/subagents/`` (2.1); they belong to their session and are not sessions of their
-own. Links leading out of the projects folder and anything that is not a regular file are
-skipped.
+own — unless that session's transcript is gone (deleted, or cleaned up by Claude Code's
+``cleanupPeriodDays``): such an *orphaned* subagent transcript is imported on its own. Links
+leading out of the projects folder and anything that is not a regular file are skipped.
 """
 
 from __future__ import annotations
@@ -87,6 +88,47 @@ def session_files(root: Path) -> Iterator[Path]:
             path = Path(entry.path)
             if regular_file_inside(path, root):
                 yield path
+
+
+def orphaned_subagent_files(root: Path) -> Iterator[Path]:
+    """The subagent transcripts under ``<folder>/<session-id>/subagents/`` whose session
+    transcript ``<folder>/<session-id>.jsonl`` is gone. Found from directory listings alone
+    (a session folder is listed only when its transcript is missing); Claude Code 2.0's
+    sibling ``agent-*.jsonl`` files name their session only inside, so they are not looked
+    for here (``import FILE`` and ``import FOLDER`` still recognise an orphaned one)."""
+    try:
+        folders = sorted(os.scandir(root), key=lambda entry: entry.name)
+    except OSError:
+        return
+    for folder in folders:
+        try:
+            if folder.is_symlink() or not folder.is_dir():
+                continue
+            with os.scandir(folder.path) as listing:
+                entries = {entry.name: entry.is_dir(follow_symlinks=False) for entry in listing}
+        except OSError:
+            continue
+        folder_path = Path(folder.path)
+        for name in sorted(entries):
+            if not entries[name] or name + SUFFIX in entries:
+                continue
+            nested = folder_path / name / "subagents"
+            for path in _agent_files(nested):
+                if regular_file_inside(path, folder_path):
+                    yield path
+
+
+def is_orphaned_subagent_file(path: Path) -> bool:
+    """A subagent transcript whose session transcript is not where Claude Code keeps it:
+    ``<session-id>.jsonl`` beside the ``<session-id>/subagents/`` folder (2.1), or beside
+    the ``agent-*.jsonl`` file, named by its records (2.0)."""
+    if not is_agent_file(path):
+        return False
+    if path.parent.name == "subagents":
+        session_folder = path.parent.parent
+        return not (session_folder.parent / (session_folder.name + SUFFIX)).exists()
+    session_id = first_session_id(path)
+    return session_id is not None and not (path.parent / (session_id + SUFFIX)).exists()
 
 
 def subagent_files(session_path: Path, session_id: str) -> list[Path]:
@@ -178,9 +220,10 @@ def agent_meta(agent_path: Path) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def count_prompts(path: Path) -> int:
+def count_prompts(path: Path, *, sidechain: bool = False) -> int:
     """A fast count of the human prompts in a transcript, for the picker: user records that
-    carry no tool result and are not harness text (the full reader decides for real)."""
+    carry no tool result and are not harness text (the full reader decides for real).
+    ``sidechain``: the file is a subagent's own, whose records are all sidechain records."""
     count = 0
     with open(path, "rb") as handle:
         for line in handle:
@@ -188,7 +231,7 @@ def count_prompts(path: Path) -> int:
                 continue
             if b'"tool_result"' in line or b'"isMeta":true' in line:
                 continue
-            if b'"isSidechain":true' in line or b"<command-name>" in line:
+            if (b'"isSidechain":true' in line and not sidechain) or b"<command-name>" in line:
                 continue
             if b"<local-command" in line or b"Caveat: The messages below" in line:
                 continue

@@ -23,7 +23,9 @@ from .discovery import (
     first_records,
     first_session_id,
     is_agent_file,
+    is_orphaned_subagent_file,
     looks_like_claude,
+    orphaned_subagent_files,
     projects_root,
     session_files,
     subagent_files,
@@ -36,6 +38,10 @@ SOURCE = "claude-code"
 LABEL = "Claude Code"
 TITLE_PREFIX = "Imported from Claude Code: "
 SUBAGENT_TITLE_PREFIX = "Claude Code subagent: "
+WARMUP_PROMPT = "Warmup"
+"""The whole first prompt of the agents Claude Code 2.0 starts to warm its cache up."""
+COMPACTION_AGENT_PREFIX = "acompact"
+"""How the ids of the agents that compact a conversation begin (``agent-acompact-*.jsonl``)."""
 
 
 class ClaudeCodeImporter:
@@ -47,19 +53,20 @@ class ClaudeCodeImporter:
     # ------------------------------------------------------------------ discovery
 
     def discover(self, env: Mapping[str, str]) -> Iterable[ImportCandidate]:
-        """Every session transcript under the projects folder, from a directory listing and
-        one ``stat`` each (the file's modification time is its end): ``--all`` over a large
-        unchanged tree opens nothing. :meth:`describe` fills in the rest for the picker."""
+        """Every session transcript under the projects folder, then every orphaned subagent
+        transcript (its session's transcript gone), from directory listings and one ``stat``
+        each (the file's modification time is its end): ``--all`` over a large unchanged tree
+        opens nothing. :meth:`describe` fills in the rest for the picker."""
         root = projects_root(env)
         if root is None:
             return
-        for path in session_files(root):
+        for path, foreign_id in _discovered(root):
             try:
                 modified = path.stat().st_mtime
             except OSError:
                 continue
             yield ImportCandidate(
-                importer=self.name, path=path, foreign_id=path.stem, ended_at=modified
+                importer=self.name, path=path, foreign_id=foreign_id, ended_at=modified
             )
 
     def describe(self, candidate: ImportCandidate) -> ImportCandidate:
@@ -68,9 +75,12 @@ class ClaudeCodeImporter:
         return describe(candidate.path) or candidate
 
     def sniff(self, path: Path) -> bool:
-        """A ``.jsonl`` file whose first records are Claude Code's; subagent transcripts are
-        not sessions of their own and are not claimed (``--from claude`` still reads one)."""
-        if path.suffix != ".jsonl" or is_agent_file(path):
+        """A ``.jsonl`` file whose first records are Claude Code's. A subagent transcript is
+        read with its session and is claimed only when that session's transcript is gone
+        (``--from claude`` reads any)."""
+        if path.suffix != ".jsonl":
+            return False
+        if is_agent_file(path) and not is_orphaned_subagent_file(path):
             return False
         try:
             if path.stat().st_size == 0:  # an empty transcript: known only by where it is
@@ -94,7 +104,9 @@ class ClaudeCodeImporter:
         sidechains: dict[str, Transcript] = {}
         sidechain_messages: dict[str, list[Message]] = {}
         session = ImportedSession(foreign_id=foreign_id, source=SOURCE, messages=iter(()))
-        session.messages = self._main_messages(path, start, session, sidechains, sidechain_messages)
+        session.messages = self._main_messages(
+            path, start, resume_from, session, sidechains, sidechain_messages
+        )
         yield session
         for key, transcript in sidechains.items():
             child = ImportedSession(
@@ -105,6 +117,7 @@ class ClaudeCodeImporter:
                 warnings=Counter(),
             )
             _fill(child, transcript, SUBAGENT_TITLE_PREFIX)
+            child.title_hint = internal_agent_title(key, transcript) or child.title_hint
             yield child
         for agent_path in subagent_files(path, foreign_id):
             yield self._agent_session(agent_path, 0, parent_foreign_id=foreign_id)
@@ -113,6 +126,7 @@ class ClaudeCodeImporter:
         self,
         path: Path,
         start: int,
+        resume_from: str | None,
         session: ImportedSession,
         sidechains: dict[str, Transcript],
         sidechain_messages: dict[str, list[Message]],
@@ -121,6 +135,7 @@ class ClaudeCodeImporter:
         warnings: Counter[str] = Counter()
         transcript = Transcript(warnings)
         agent_of: dict[str, str] = {}
+        turn_start = start
         for record in reader.records():
             if record.get("isSidechain") is True:
                 key = _sidechain_key(record, agent_of)
@@ -129,14 +144,30 @@ class ClaudeCodeImporter:
                     sidechain_messages[key] = []
                 sidechain_messages[key].extend(sidechains[key].feed(record))
                 continue
+            opened = transcript.turns_opened
             yield from transcript.feed(record)
+            if transcript.turns_opened != opened:
+                turn_start = reader.record_start
+        # The last answer may still be streaming into the log (an import during a live
+        # session): it is stored now and read again, whole, by the next import.
+        open_turn, answer_pending = transcript.turn_open, transcript.answer_pending
         yield from transcript.finish()
         for key, side in sidechains.items():
             sidechain_messages[key].extend(side.finish())
         warnings.update(reader.warnings)
         session.warnings = dict(warnings)
-        session.cursor = str(reader.cursor)
+        reported_in, reported_out = _reported_tokens(resume_from)
         _fill(session, transcript, TITLE_PREFIX if start == 0 else None)
+        session.input_tokens = max(0, transcript.input_tokens - reported_in)
+        session.output_tokens = max(0, transcript.output_tokens - reported_out)
+        if open_turn:
+            before_in, before_out = transcript.tokens_before_turn
+            tail_in = transcript.input_tokens - before_in
+            tail_out = transcript.output_tokens - before_out
+            session.cursor = f"{turn_start}:{tail_in}:{tail_out}"
+            session.open_tail = 1 if answer_pending else 0
+        else:
+            session.cursor = str(reader.cursor)
 
     def _agent_session(
         self, path: Path, start: int, *, parent_foreign_id: str | None
@@ -167,22 +198,34 @@ class ClaudeCodeImporter:
             _fill(session, transcript, SUBAGENT_TITLE_PREFIX if start == 0 else None)
             if start == 0 and isinstance(description, str) and description.strip():
                 session.title_hint = SUBAGENT_TITLE_PREFIX + short_title(description)
+            if start == 0:
+                internal = internal_agent_title(session.foreign_id, transcript)
+                session.title_hint = internal or session.title_hint
 
         session.messages = messages()
         return session
 
 
+def _discovered(root: Path) -> Iterator[tuple[Path, str]]:
+    """(path, foreign id) of every transcript :meth:`ClaudeCodeImporter.discover` offers."""
+    for path in session_files(root):
+        yield path, path.stem
+    for path in orphaned_subagent_files(root):
+        yield path, path.stem.removeprefix("agent-")
+
+
 def describe(path: Path) -> ImportCandidate | None:
     """The picker's view of one transcript; None when it cannot be read."""
+    subagent = is_agent_file(path)  # every record of a subagent's own file is a sidechain
     try:
         records = first_records(path, HEAD_BYTES)
         modified = path.stat().st_mtime
-        prompts = count_prompts(path)
+        prompts = count_prompts(path, sidechain=subagent)
     except OSError:
         return None
     transcript = Transcript(Counter())
     for record in records:
-        if record.get("isSidechain") is True:
+        if record.get("isSidechain") is True and not subagent:
             continue
         transcript.feed(record)
         if transcript.first_prompt is not None and transcript.cwd is not None:
@@ -193,13 +236,25 @@ def describe(path: Path) -> ImportCandidate | None:
     return ImportCandidate(
         importer="claude",
         path=path,
-        foreign_id=path.stem,
+        foreign_id=path.stem.removeprefix("agent-") if subagent else path.stem,
         title_guess=transcript.title_text(),
         cwd=transcript.cwd,
         started_at=started,
         ended_at=modified,
         turn_count=prompts,
     )
+
+
+def internal_agent_title(agent_id: str, transcript: Transcript) -> str | None:
+    """The title of an agent Claude Code runs for itself — one warming its cache up (its
+    whole prompt is ``Warmup``), one compacting the conversation (``acompact…`` ids) — named
+    for what it is and by its own id, so the many of them never share one title with
+    ``(2)``…``(5)`` suffixes; None for an agent the conversation asked for."""
+    if agent_id.startswith(COMPACTION_AGENT_PREFIX):
+        return f"Claude Code compaction agent {agent_id}"
+    if (transcript.first_prompt or "").strip() == WARMUP_PROMPT:
+        return f"Claude Code warm-up agent {agent_id}"
+    return None
 
 
 def _fill(session: ImportedSession, transcript: Transcript, title_prefix: str | None) -> None:
@@ -214,6 +269,8 @@ def _fill(session: ImportedSession, transcript: Transcript, title_prefix: str | 
     if title_prefix is not None:
         text = transcript.title_text()
         session.title_hint = title_prefix + text if text else None
+        if transcript.custom_title and title_prefix == TITLE_PREFIX:
+            session.title_hint = transcript.custom_title  # the name the person chose
 
 
 def _sidechain_key(record: dict[str, Any], agent_of: dict[str, str]) -> str:
@@ -234,11 +291,26 @@ def _sidechain_key(record: dict[str, Any], agent_of: dict[str, str]) -> str:
 
 
 def _offset(cursor: str | None) -> int:
-    """The byte offset in a cursor this importer gave; 0 (the whole file) otherwise."""
+    """The byte offset in a cursor this importer gave; 0 (the whole file) otherwise. A
+    cursor is ``OFFSET`` (read on from there), or ``OFFSET:IN:OUT`` when the last answer was
+    still being written: it begins at ``OFFSET``, and ``IN``/``OUT`` tokens of it were
+    reported already."""
     if cursor is None:
         return 0
     try:
-        offset = int(cursor)
+        offset = int(cursor.split(":", 1)[0])
     except ValueError:
         return 0
     return max(0, offset)
+
+
+def _reported_tokens(cursor: str | None) -> tuple[int, int]:
+    """The input and output tokens an earlier read reported for the answer a cursor reads
+    again (``OFFSET:IN:OUT``); (0, 0) for any other cursor."""
+    parts = (cursor or "").split(":")
+    if len(parts) != 3:
+        return 0, 0
+    try:
+        return max(0, int(parts[1])), max(0, int(parts[2]))
+    except ValueError:
+        return 0, 0

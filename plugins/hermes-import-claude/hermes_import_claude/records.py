@@ -28,6 +28,8 @@ class LineReader:
     path: Path
     start: int = 0
     cursor: int = 0
+    record_start: int = 0
+    """Where the record last yielded begins."""
     warnings: Counter[str] = field(default_factory=Counter)
 
     def records(self) -> Iterator[dict[str, Any]]:
@@ -45,6 +47,7 @@ class LineReader:
                     if raw.strip():
                         self.warnings[INCOMPLETE] += 1
                     return
+                self.record_start = offset
                 offset = end
                 self.cursor = end
                 if record is not None:

@@ -75,6 +75,11 @@ class Transcript:
         self.model: str | None = None
         self.session_id: str | None = None
         self.first_prompt: str | None = None
+        self.custom_title: str | None = None
+        """The name the person gave the conversation with Claude Code's ``/rename`` (the
+        last ``custom-title`` record)."""
+        self.ai_title: str | None = None
+        """The title Claude Code generated for it (the last ``ai-title`` record)."""
         self.input_tokens = 0
         self.output_tokens = 0
         self.emitted = 0
@@ -83,6 +88,11 @@ class Transcript:
         self._usage_key: str | None = None
         self._usage: dict[str, Any] | None = None
         self._counted: set[str] = set()
+        self._turn_open = False
+        self.turns_opened = 0
+        """How many assistant turns began (see :attr:`tokens_before_turn`)."""
+        self.tokens_before_turn = (0, 0)
+        """Input and output tokens counted before the assistant turn begun last."""
 
     # ------------------------------------------------------------------ feeding
 
@@ -91,6 +101,9 @@ class Transcript:
         kind = record.get("type")
         if kind == "attachment":
             return self._queued_prompt(record)
+        if kind in ("custom-title", "ai-title"):
+            self._note_title(record)
+            return []
         if kind not in ("user", "assistant"):
             if kind not in KNOWN_OTHER_TYPES:
                 self.warnings[UNKNOWN_TYPE] += 1
@@ -105,14 +118,39 @@ class Transcript:
         self._assistant(record, message, moment)
         return []
 
+    @property
+    def turn_open(self) -> bool:
+        """Whether an assistant turn is under way: begun, not yet closed by a prompt. While
+        the log is being written it may still grow: more API messages, or more records of
+        the last one (whose usage then grows too)."""
+        return self._turn_open
+
+    @property
+    def answer_pending(self) -> bool:
+        """Whether the open turn has text that :meth:`finish` emits as a message."""
+        return bool(self._pending)
+
     def finish(self) -> list[Message]:
         """The last assistant turn, if one is pending; usage is settled."""
         self._settle_usage()
         return self._flush()
 
     def title_text(self) -> str | None:
-        """The first prompt on one line, at most 60 characters."""
-        return short_title(self.first_prompt) if self.first_prompt else None
+        """Claude Code's own title for the conversation, else its first prompt, on one line,
+        at most 60 characters (a name the person gave is :attr:`custom_title`)."""
+        text = self.ai_title or self.first_prompt
+        return short_title(text) if text else None
+
+    def _note_title(self, record: dict[str, Any]) -> None:
+        field = "customTitle" if record.get("type") == "custom-title" else "aiTitle"
+        value = record.get(field)
+        if not isinstance(value, str) or not value.strip():
+            return
+        title = " ".join(value.split())
+        if field == "customTitle":
+            self.custom_title = title
+        else:
+            self.ai_title = title
 
     # ------------------------------------------------------------------ records
 
@@ -171,6 +209,7 @@ class Transcript:
 
     def _user_turn(self, text: str, moment: float | None) -> list[Message]:
         """Close the assistant turn in progress and emit a user message after it."""
+        self._turn_open = False
         completed = self._flush()
         completed.append(Message(role="user", content=text, timestamp=moment))
         self.emitted += 1
@@ -186,6 +225,12 @@ class Transcript:
             self.model = model
         key = message.get("id") or record.get("requestId")
         usage = message.get("usage")
+        if not self._turn_open:  # a new turn: what came before it is counted first
+            if key != self._usage_key:
+                self._settle_usage()
+            self._turn_open = True
+            self.turns_opened += 1
+            self.tokens_before_turn = (self.input_tokens, self.output_tokens)
         if isinstance(key, str) and key:
             if key != self._usage_key:
                 self._settle_usage()

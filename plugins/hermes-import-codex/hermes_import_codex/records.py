@@ -164,9 +164,47 @@ def is_injected(text: str) -> bool:
 
 
 def typed_request(text: str) -> str:
-    """The part of a wrapped 2025 user message the person typed; otherwise ``text``."""
-    _, marker, after = text.partition(REQUEST_MARKER)
-    return after.strip() if marker else text
+    """The part of a wrapped user message the person typed (what follows
+    :data:`REQUEST_MARKER`), with the files they mentioned (attached in the IDE, pasted
+    pictures) listed after it; ``text`` itself when it is not wrapped."""
+    before, marker, after = text.partition(REQUEST_MARKER)
+    if not marker:
+        return text
+    request = after.strip()
+    files = mentioned_files(before)
+    if files:
+        listed = "\n".join(f"- {file}" for file in files)
+        request = f"{request}\n\nFiles mentioned:\n{listed}" if request else listed
+    return request
+
+
+FILES_MARKER = re.compile(r"^#{1,3}\s*Files mentioned by the user:\s*$", re.IGNORECASE)
+"""The heading of the list of files a person attached to a prompt in Codex's IDE extension
+or app; each entry is a heading of its own, ``## NAME: PATH``."""
+
+_MENTIONED_FILE = re.compile(r"^#{2,4}\s+(?P<name>[^:\n]+?):\s*(?P<path>\S.*)$")
+_SECTION = re.compile(r"^#{1,3}\s+[^:\n]+:\s*$")
+
+
+def mentioned_files(wrapper: str) -> list[str]:
+    """The paths (else names) listed under :data:`FILES_MARKER` in the wrapper that precedes
+    a typed request."""
+    found: list[str] = []
+    listing = False
+    for line in wrapper.splitlines():
+        stripped = line.strip()
+        if FILES_MARKER.match(stripped):
+            listing = True
+            continue
+        if not listing or not stripped:
+            continue
+        entry = _MENTIONED_FILE.match(stripped)
+        if entry is None:
+            if _SECTION.match(stripped):
+                listing = False  # the next section of the wrapper (open tabs, active file…)
+            continue
+        found.append(entry["path"].strip() or entry["name"].strip())
+    return found
 
 
 def environment_cwd(text: str) -> str | None:

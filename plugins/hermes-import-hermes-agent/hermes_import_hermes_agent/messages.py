@@ -6,6 +6,8 @@
   are skipped and counted.
 * ``content`` holds JSON when the message was a list of parts: text parts are joined, an image
   becomes ``[image]`` (the store keeps no media bytes, SPEC S7), another part ``[<type>]``.
+  Newer Hermes Agent stores mark such content with a NUL byte and ``json:`` before the JSON
+  (:data:`PARTS_MARKER`, what its store strips on read); older ones store the bare JSON.
 * ``tool_calls`` (OpenAI-style ``{"id", "function": {"name", "arguments"}}``, or flat
   ``{"name", "arguments"}``) become :class:`ToolCall` values; tool results keep their
   ``tool_call_id`` and ``tool_name``; ``reasoning`` (else ``reasoning_content``) is kept.
@@ -20,6 +22,10 @@ from typing import Any, cast
 from hermes_hookspecs import Message, Role, ToolCall
 
 from .schema import StoreShape
+
+PARTS_MARKER = "\x00json:"
+"""What Hermes Agent writes before a message's content when it stored a list of parts
+(pictures pasted in the terminal or sent to its gateway) as JSON."""
 
 ROLES = frozenset({"system", "user", "assistant", "tool"})
 _WANTED = (
@@ -76,6 +82,8 @@ def flatten_content(raw: object) -> str:
     if isinstance(raw, bytes):
         return raw.decode("utf-8", "replace")
     text = str(raw)
+    if text.startswith(PARTS_MARKER):
+        return _marked_parts_text(text[len(PARTS_MARKER) :])
     stripped = text.lstrip()
     if not stripped.startswith(("[", "{")):
         return text
@@ -83,9 +91,27 @@ def flatten_content(raw: object) -> str:
         value = json.loads(text)
     except ValueError:
         return text
+    return _parts_text(value, fallback=text)
+
+
+def _marked_parts_text(encoded: str) -> str:
+    """The text of content Hermes Agent marked as JSON parts: the parts when they decode,
+    else the text after the marker (never the marker's NUL byte)."""
+    try:
+        value = json.loads(encoded)
+    except ValueError:
+        return encoded
+    if isinstance(value, str):
+        return value
+    return _parts_text(value, fallback=encoded)
+
+
+def _parts_text(value: object, *, fallback: str) -> str:
+    """The text of a decoded list of parts (or one part), or ``fallback`` when ``value`` is
+    not parts."""
     parts = value if isinstance(value, list) else [value]
     if not parts or not all(isinstance(part, dict) and "type" in part for part in parts):
-        return text  # JSON-looking text a person wrote, not a list of parts
+        return fallback  # JSON-looking text a person wrote, not a list of parts
     return "\n\n".join(piece for piece in map(_part_text, parts) if piece)
 
 

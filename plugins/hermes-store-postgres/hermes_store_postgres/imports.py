@@ -340,18 +340,32 @@ class PostgresImportBookkeeping:
             self._db.execute("DELETE FROM import_files WHERE path = %s", (record.path,))
         return deleted
 
-    def last_message_id(self, session_id: str) -> int:
-        row = self._db.execute(
-            "SELECT coalesce(max(id), 0) FROM messages WHERE session_id = %s", (session_id,)
-        ).fetchone()
+    def last_message_id(self, session_id: str, back: int = 0) -> int:
+        """The id of the session's newest message, or of the one ``back`` places before it
+        (0 when there is none)."""
+        if back == 0:
+            row = self._db.execute(
+                "SELECT coalesce(max(id), 0) FROM messages WHERE session_id = %s", (session_id,)
+            ).fetchone()
+        else:
+            row = self._db.execute(
+                "SELECT id FROM messages WHERE session_id = %s ORDER BY id DESC LIMIT 1 OFFSET %s",
+                (session_id, back),
+            ).fetchone()
         return int(row[0]) if row else 0
 
-    def discard_messages_after(self, session_id: str, last_id: int) -> int:
-        """Delete the session's messages newer than ``last_id`` and recount its counters."""
+    def discard_messages_after(
+        self, session_id: str, last_id: int, up_to_id: int | None = None
+    ) -> int:
+        """Delete the session's messages newer than ``last_id`` (up to ``up_to_id`` when
+        given) and recount its counters."""
+        where = "session_id = %s AND id > %s"
+        params: list[object] = [session_id, last_id]
+        if up_to_id is not None:
+            where += " AND id <= %s"
+            params.append(up_to_id)
         with self._db.transaction():
-            removed = self._db.execute(
-                "DELETE FROM messages WHERE session_id = %s AND id > %s", (session_id, last_id)
-            ).rowcount
+            removed = self._db.execute(f"DELETE FROM messages WHERE {where}", params).rowcount
             self._db.execute(
                 "UPDATE sessions SET "
                 "message_count = (SELECT count(*) FROM messages WHERE session_id = sessions.id), "

@@ -199,6 +199,49 @@ def test_the_early_schema_has_no_titles_or_lineage(tmp_path: Path, store: Sessio
     assert root.metadata["hermes_agent"]["schema_version"] == 2
 
 
+PICTURES = "20260302_080000_c3c3c3"
+
+
+def test_pictures_stored_as_marked_json_parts_arrive_as_text_and_image_placeholders(
+    tmp_path: Path, store: SessionStore
+) -> None:
+    """Hermes Agent stores a message with pictures as a NUL byte, ``json:`` and a JSON list of
+    parts; the import keeps the text parts and puts ``[image]`` for each picture, so show,
+    exports, snippets and resumed chats never carry the encoding."""
+    _, agent = sample_store(tmp_path / "state.db", 30, keep_open=True)
+    marker = "\x00json:"
+    agent.add_session(id=PICTURES, source="telegram", started_at=T0 + 90000)
+    photo = [
+        {"type": "text", "text": "Why won\u2019t the invoice screenshot render?"},
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+        {"type": "image_url", "image_url": {"url": "https://example.org/second.png"}},
+    ]
+    agent.add_message(PICTURES, "user", marker + json.dumps(photo), T0 + 90010)
+    agent.add_message(
+        PICTURES, "assistant", marker + json.dumps({"type": "text", "text": "One part."}),
+        T0 + 90020,
+    )  # fmt: skip
+    agent.add_message(PICTURES, "user", marker + json.dumps("a plain string"), T0 + 90030)
+    agent.add_message(PICTURES, "assistant", marker + "[not json after all", T0 + 90040)
+    agent.add_message(PICTURES, "user", marker + json.dumps([{"no": "type"}]), T0 + 90050)
+    agent.connection.commit()
+    agent.close()
+
+    import_once(store, tmp_path / "state.db")
+
+    assert [m.content for m in store.messages(PICTURES)] == [
+        "Why won\u2019t the invoice screenshot render?\n\n[image]\n\n[image]",
+        "One part.",
+        "a plain string",
+        "[not json after all",
+        '[{"no": "type"}]',
+    ]
+    payload = run_search(store.connection, {"query": "invoice screenshot"})
+    hit = json.dumps(payload, ensure_ascii=False)
+    assert PICTURES in hit
+    assert "json:" not in hit and "\\u0000" not in hit and "image_url" not in hit
+
+
 def test_imported_sessions_are_searchable_in_cjk_and_english(
     tmp_path: Path, store: SessionStore
 ) -> None:
