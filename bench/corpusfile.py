@@ -154,7 +154,7 @@ def _session_to_tuple(session: CorpusSession) -> SessionTuple:
 def session_facts(session: CorpusSession) -> SessionFacts:
     term = term_indexed = short = short_indexed = 0
     for message in session.messages:
-        covered = indexed_text(message.role, message.content)
+        covered = indexed_text(message.content)
         term += CJK_TERM in message.content
         term_indexed += CJK_TERM in covered
         short += CJK_SHORT_TERM in message.content

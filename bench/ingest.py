@@ -32,7 +32,7 @@ from bench.corpusfile import CorpusFile
 from hermes_core.store import fulltext
 from hermes_core.store.connection import open_connection
 from hermes_core.store.ids import new_session_id
-from hermes_core.store.schema import TOOL_OUTPUT_INDEXED_CHARS, migrate
+from hermes_core.store.schema import migrate
 from hermes_core.store.store import STATE_DB_NAME, SessionStore
 
 END_REASON = "imported"
@@ -113,9 +113,8 @@ class PlainLoader:
         if self.triggers:
             self.connection.execute(
                 "CREATE TRIGGER messages_fts_ai AFTER INSERT ON messages BEGIN "
-                "INSERT INTO messages_fts(rowid, content) VALUES (new.id, CASE WHEN "
-                f"new.role = 'tool' THEN substr(new.content, 1, {TOOL_OUTPUT_INDEXED_CHARS}) "
-                "ELSE new.content END); END"
+                "INSERT INTO messages_fts(rowid, content) VALUES "
+                f"(new.id, substr(new.content, 1, {fulltext.INDEXED_CHARS})); END"
             )
 
     def prepare(self, sessions: Sequence[CorpusSession]) -> PlainInput:
@@ -146,7 +145,7 @@ class PlainLoader:
         db = self.connection
         for session_row, messages in prepared:
             # The CJK runs are computed inside the timing, as the store does.
-            cjk_texts = [fulltext.cjk_runs(fulltext.indexed_text(m[1], m[2])) for m in messages]
+            cjk_texts = [fulltext.cjk_runs(m[2]) for m in messages]
             db.execute("BEGIN IMMEDIATE")
             db.execute(_SESSION_INSERT, session_row)
             db.executemany(_MESSAGE_INSERT, messages)

@@ -357,15 +357,19 @@ def test_appended_messages_are_searchable(store: SessionStore) -> None:
     assert fts_ids(store.connection, "zebrafish") == [ids[0]]
 
 
-def test_only_the_head_of_long_tool_output_is_indexed(store: SessionStore) -> None:
+def test_every_message_is_indexed_up_to_the_cap(store: SessionStore) -> None:
     session = store.create_session()
-    head = "x " * (fulltext.TOOL_OUTPUT_INDEXED_CHARS // 2)
+    head = "x " * (fulltext.INDEXED_CHARS // 2)
+    long_log = head + " pastcapword"
     tool_id = store.append_message(
-        session.id, Message(role="tool", content=head + " needleword", tool_name="terminal")
+        session.id,
+        Message(role="tool", content="x " * 100_000 + " deepword " + long_log, tool_name="t"),
     )
-    user_id = store.append_message(session.id, user(head + " needleword"))
-    assert fts_ids(store.connection, "needleword") == [user_id]
-    assert store.messages(session.id)[0].content.endswith("needleword")
+    user_id = store.append_message(session.id, user(long_log))
+    assert fts_ids(store.connection, "deepword") == [tool_id]
+    assert fts_ids(store.connection, "pastcapword") == []
+    assert store.messages(session.id)[1].content.endswith("pastcapword")
+    assert store.stats().indexed_in_part == 2
     assert tool_id < user_id
     assert_index_in_step(store)
 
