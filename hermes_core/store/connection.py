@@ -441,8 +441,9 @@ def _roll_back(connection: sqlite3.Connection) -> None:
 
 WAL_CHECKPOINT_BYTES = 1 << 20
 """The background checkpointer copies the write-ahead log back once it passes this size."""
-WAL_INLINE_CHECKPOINT_BYTES = 64 << 20
-"""Past this size a writer checkpoints itself (the background thread is not keeping up)."""
+WAL_CATCH_UP_ROUNDS = 20
+"""How many checkpoints the background checkpointer runs back to back while writes keep
+adding to the log, before it waits for its next turn."""
 
 
 def wal_bytes(path: Path) -> int:
@@ -457,9 +458,16 @@ class BackgroundCheckpointer:
 
     SQLite's automatic checkpoint runs inside whichever commit crosses 1,000 WAL pages, with
     two fsyncs: about one single-message append in 150 paid several milliseconds for it. The
-    store's writer turns the automatic checkpoint off and this thread runs a PASSIVE checkpoint
-    (never blocks readers or the writer) whenever the log has grown. Closing the store stops it;
-    SQLite checkpoints once more when the last connection closes.
+    store's writer turns the automatic checkpoint off and never checkpoints itself: this
+    thread runs PASSIVE checkpoints (they never block readers or the writer) whenever the log
+    has grown.
+
+    The log starts again from its beginning (and stops growing) at the first write after a
+    checkpoint that copied all of it. Under a steady stream of writes one checkpoint never
+    does — more was committed while it copied — so the thread runs them back to back (each
+    has less to copy than the one before) until one copies everything, up to
+    :data:`WAL_CATCH_UP_ROUNDS` per turn. Closing the store stops it; SQLite checkpoints once
+    more when the last connection closes.
     """
 
     def __init__(self, path: Path, *, interval: float = 0.5) -> None:
@@ -479,7 +487,7 @@ class BackgroundCheckpointer:
                     if connection is None:
                         connection = _connect(self._path)
                         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                    self._catch_up(connection)
                 except (sqlite3.Error, StoreError):
                     # A full disk, a busy or damaged file: the writer hears of it on its
                     # own; try again at the next turn of the loop.
@@ -487,6 +495,14 @@ class BackgroundCheckpointer:
         finally:
             if connection is not None:
                 connection.close()
+
+    def _catch_up(self, connection: StoreConnection) -> None:
+        """Checkpoint until the whole log is in the database file, or another checkpointer
+        (another process) holds it, or the rounds of this turn are spent."""
+        for _ in range(WAL_CATCH_UP_ROUNDS):
+            busy, logged, copied = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            if busy or copied >= logged or self._stop.is_set():
+                return
 
     def stop(self) -> None:
         self._stop.set()

@@ -26,11 +26,9 @@ from hermes_hookspecs import Message, ParentKind, Session
 
 from . import fulltext, lineage_queries, rowwrites
 from .connection import (
-    WAL_INLINE_CHECKPOINT_BYTES,
     BackgroundCheckpointer,
     open_connection,
     open_reader,
-    wal_bytes,
     write_transaction,
 )
 from .errors import SessionNotFound, StoreError, StoreFull, StoreReadOnly
@@ -96,7 +94,6 @@ class SessionStore:
             # Checkpoints run off the writer's thread (see BackgroundCheckpointer).
             self._connection.execute("PRAGMA wal_autocheckpoint = 0")
             self._checkpointer = BackgroundCheckpointer(self.path)
-        self._writes_since_wal_check = 0
 
     # The facets are made on first use: a chat start needs none of their modules.
 
@@ -191,14 +188,6 @@ class SessionStore:
         if self._checkpointer is not None:
             self._checkpointer.stop()
         self._connection.close()
-
-    def _after_write(self) -> None:
-        """Every so often, make sure the write-ahead log is not outgrowing the checkpointer."""
-        self._writes_since_wal_check += 1
-        if self._writes_since_wal_check >= 200:
-            self._writes_since_wal_check = 0
-            if wal_bytes(self.path) > WAL_INLINE_CHECKPOINT_BYTES:
-                self._connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def __enter__(self) -> SessionStore:
         return self
@@ -696,7 +685,6 @@ class SessionStore:
                     session_id,
                 ),
             )
-        self._after_write()
         if first_exchange and self._events is not None:
             self._start_auto_title(session_id)
         return inserted.ids
