@@ -22,7 +22,9 @@ Version history:
    message past 1 MiB) are indexed again: their old entries are deleted through the old view
    first (an external-content index must be given the text it indexed). The partial index
    ``idx_messages_indexed_in_part`` lists the messages longer than the cap, so ``hermes
-   sessions stats`` counts them without reading the messages.
+   sessions stats`` counts them without reading the messages. FTS5's automatic merging of the
+   word index is turned off (``automerge = 0``): the store's background maintenance thread
+   merges instead (:func:`fulltext.merge_step`), off the writer's path.
 """
 
 from __future__ import annotations
@@ -192,7 +194,8 @@ DROP VIEW messages_fts_source;
 CREATE VIEW messages_fts_source AS
     SELECT id, substr(content, 1, {fulltext.INDEXED_CHARS}) AS content FROM messages;
 CREATE INDEX idx_messages_indexed_in_part ON messages(id)
-    WHERE {fulltext.INDEXED_IN_PART_SQL}
+    WHERE {fulltext.INDEXED_IN_PART_SQL};
+INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 0)
 """
 
 

@@ -26,7 +26,7 @@ from hermes_hookspecs import Message, ParentKind, Session
 
 from . import fulltext, lineage_queries, rowwrites
 from .connection import (
-    BackgroundCheckpointer,
+    BackgroundMaintenance,
     open_connection,
     open_reader,
     write_transaction,
@@ -89,11 +89,16 @@ class SessionStore:
         self._connection = _open_and_migrate(self.path, write_lock)
         self._title_threads: list[threading.Thread] = []
         self._backups: RollingBackups | None = None
-        self._checkpointer: BackgroundCheckpointer | None = None
+        self._maintenance: BackgroundMaintenance | None = None
         if not self.read_only:
-            # Checkpoints run off the writer's thread (see BackgroundCheckpointer).
+            # Checkpoints and index merges run off the writer's thread (see
+            # BackgroundMaintenance), which shares the writer's lock of this process.
             self._connection.execute("PRAGMA wal_autocheckpoint = 0")
-            self._checkpointer = BackgroundCheckpointer(self.path)
+            lock = getattr(self._connection, "write_lock", None)
+            if lock is None:
+                lock = threading.Lock()
+                self._connection.write_lock = lock  # type: ignore[attr-defined]
+            self._maintenance = BackgroundMaintenance(self.path, lock)
 
     # The facets are made on first use: a chat start needs none of their modules.
 
@@ -185,8 +190,8 @@ class SessionStore:
         if self._backups is not None:
             self._backups.stop()
             self._backups = None
-        if self._checkpointer is not None:
-            self._checkpointer.stop()
+        if self._maintenance is not None:
+            self._maintenance.stop()
         self._connection.close()
 
     def __enter__(self) -> SessionStore:
