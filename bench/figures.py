@@ -402,6 +402,14 @@ def ingest_figures(corpus: CorpusFile, sessions: int, root: Path, label: str) ->
         "store/plain",
         f"target ≥ 0.8; median of chunk ratios {statistics.median(result.chunk_ratios):.3f}",
     )
+    emit(
+        f"ingest_store_merge_after_{label}",
+        f"{result.merge_seconds:.0f}",
+        "s",
+        f"context: merging the word index after the load, as the store's background thread "
+        f"does in pauses; the load and the merge together: "
+        f"{messages / (result.seconds['store'] + result.merge_seconds):.0f} messages/s",
+    )
     tenth = max(1, len(result.store_rates) // 10)
     first = statistics.median(result.store_rates[:tenth])
     last = statistics.median(result.store_rates[-tenth:])
