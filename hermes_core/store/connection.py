@@ -446,6 +446,10 @@ WAL_CATCH_UP_ROUNDS = 20
 the log, before it waits for its next turn."""
 MERGE_STEPS_PER_TURN = 200
 """How many index merge steps the background thread runs back to back before its next turn."""
+MERGE_MIN_FREE_BYTES = 64 << 20
+"""The background thread merges the index only while the store's disk has this much room: a
+merge writes new segments before the old ones' pages are free again, and on a nearly full
+disk that room is the writer's."""
 
 
 def wal_bytes(path: Path) -> int:
@@ -471,7 +475,8 @@ class BackgroundMaintenance:
     FTS5's automatic merging is off too (schema 5): in the pauses between writes this thread
     merges the word index in small steps (:func:`.fulltext.merge_step`), each its own write
     transaction under the store's in-process ``write_lock``, so a writer of this process that
-    arrives meanwhile waits for at most one step. Closing the store stops the thread; SQLite
+    arrives meanwhile waits for at most one step; not on a disk with less than
+    :data:`MERGE_MIN_FREE_BYTES` free. Closing the store stops the thread; SQLite
     checkpoints once more when the last connection closes.
     """
 
@@ -524,6 +529,8 @@ class BackgroundMaintenance:
         wait, and FTS5's own ``crisismerge`` keeps the number of segments bounded."""
         from . import fulltext  # not needed before the first turn: start-up time is a budget
 
+        if _free_bytes(self._path) < MERGE_MIN_FREE_BYTES:
+            return
         version = _data_version(connection)
         if version != self._seen_version:
             self._seen_version = version
@@ -540,6 +547,16 @@ class BackgroundMaintenance:
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+
+
+def _free_bytes(path: Path) -> int:
+    """Room left for this process on the disk holding ``path`` (``statvfs``: the file is not
+    opened)."""
+    try:
+        found = os.statvfs(path.parent)
+    except OSError:
+        return 0
+    return found.f_bavail * found.f_frsize
 
 
 def _data_version(connection: sqlite3.Connection) -> int:
