@@ -31,7 +31,7 @@ from bench.corpus import (
     CorpusMessage,
     CorpusSession,
 )
-from hermes_core.store.fulltext import indexed_text
+from hermes_core.store.fulltext import INDEXED_CHARS, indexed_text
 
 CHUNK_SESSIONS = 50
 
@@ -65,10 +65,12 @@ class CorpusTruth:
 
 
 def generator_hash() -> str:
-    """A hash of ``corpus.py``'s syntax tree: reformatting it keeps the cache, changing the
-    code invalidates it."""
+    """A hash of ``corpus.py``'s syntax tree and of how much of a message the index covers
+    (the facts count what lies within it): reformatting it keeps the cache, changing the code
+    or the cap invalidates it."""
     tree = ast.parse(Path(__file__).with_name("corpus.py").read_text(encoding="utf-8"))
-    return hashlib.sha256(ast.dump(tree).encode()).hexdigest()[:10]
+    key = ast.dump(tree) + f"|indexed {INDEXED_CHARS}"
+    return hashlib.sha256(key.encode()).hexdigest()[:10]
 
 
 class CorpusFile:
@@ -154,7 +156,7 @@ def _session_to_tuple(session: CorpusSession) -> SessionTuple:
 def session_facts(session: CorpusSession) -> SessionFacts:
     term = term_indexed = short = short_indexed = 0
     for message in session.messages:
-        covered = indexed_text(message.role, message.content)
+        covered = indexed_text(message.content)
         term += CJK_TERM in message.content
         term_indexed += CJK_TERM in covered
         short += CJK_SHORT_TERM in message.content

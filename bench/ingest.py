@@ -32,7 +32,7 @@ from bench.corpusfile import CorpusFile
 from hermes_core.store import fulltext
 from hermes_core.store.connection import open_connection
 from hermes_core.store.ids import new_session_id
-from hermes_core.store.schema import TOOL_OUTPUT_INDEXED_CHARS, migrate
+from hermes_core.store.schema import migrate
 from hermes_core.store.store import STATE_DB_NAME, SessionStore
 
 END_REASON = "imported"
@@ -113,9 +113,8 @@ class PlainLoader:
         if self.triggers:
             self.connection.execute(
                 "CREATE TRIGGER messages_fts_ai AFTER INSERT ON messages BEGIN "
-                "INSERT INTO messages_fts(rowid, content) VALUES (new.id, CASE WHEN "
-                f"new.role = 'tool' THEN substr(new.content, 1, {TOOL_OUTPUT_INDEXED_CHARS}) "
-                "ELSE new.content END); END"
+                "INSERT INTO messages_fts(rowid, content) VALUES "
+                f"(new.id, substr(new.content, 1, {fulltext.INDEXED_CHARS})); END"
             )
 
     def prepare(self, sessions: Sequence[CorpusSession]) -> PlainInput:
@@ -146,7 +145,7 @@ class PlainLoader:
         db = self.connection
         for session_row, messages in prepared:
             # The CJK runs are computed inside the timing, as the store does.
-            cjk_texts = [fulltext.cjk_runs(fulltext.indexed_text(m[1], m[2])) for m in messages]
+            cjk_texts = [fulltext.cjk_runs(m[2]) for m in messages]
             db.execute("BEGIN IMMEDIATE")
             db.execute(_SESSION_INSERT, session_row)
             db.executemany(_MESSAGE_INSERT, messages)
@@ -174,6 +173,9 @@ class TriggerLoader(PlainLoader):
 class IngestResult:
     messages: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
+    merge_seconds: float = 0.0
+    """After the load: merging the store's word index as its background thread would in the
+    pauses between writes (FTS5's automatic merging, which ran inside the commits, is off)."""
     chunk_ratios: list[float] = field(default_factory=list)
     store_rates: list[float] = field(default_factory=list)
 
@@ -223,7 +225,24 @@ def run_ingest(
     for name in ("plain", "triggers"):
         if (root / name).exists():
             shutil.rmtree(root / name)
+    result.merge_seconds = merge_index(root / "store" / STATE_DB_NAME)
     return result
+
+
+def merge_index(db_path: Path) -> float:
+    """Merge the word index until it has no work left, in the steps the store's background
+    thread takes (``fulltext.merge_step``); returns the seconds it took."""
+    connection = open_connection(db_path)
+    started = time.perf_counter()
+    try:
+        working = True
+        while working:
+            connection.execute("BEGIN IMMEDIATE")
+            working = fulltext.merge_step(connection, 256)
+            connection.execute("COMMIT")
+    finally:
+        connection.close()
+    return time.perf_counter() - started
 
 
 def build_store_untimed(corpus: CorpusFile, sessions: int, home: Path, chunk_sessions: int) -> None:
@@ -234,6 +253,7 @@ def build_store_untimed(corpus: CorpusFile, sessions: int, home: Path, chunk_ses
             loader.load(loader.prepare(chunk))
     finally:
         loader.close()
+    merge_index(home / STATE_DB_NAME)
 
 
 def checkpoint(db_path: Path) -> None:

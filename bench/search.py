@@ -29,6 +29,7 @@ only between sessions whose best bm25 scores tie.
 from __future__ import annotations
 
 import random
+import re
 import sqlite3
 import statistics
 import time
@@ -72,6 +73,12 @@ class SearchFigures:
     agreement: dict[str, tuple[int, int, list[str]]] = field(default_factory=dict)
     full_bm25_very_common_ms: float = 0.0
     classes: list[QueryClass] = field(default_factory=list)
+    cli_latencies: dict[str, list[float]] = field(default_factory=dict)
+    """The same queries as ``hermes sessions search`` asks them (10 results)."""
+    tool_latencies: dict[str, list[float]] = field(default_factory=dict)
+    """The agent's call with tool output searched too (``role_filter`` user,assistant,tool)."""
+    truth: dict[str, list[int]] = field(default_factory=dict)
+    """Per class, per query: the messages whose whole text holds every word of it."""
 
 
 def percentile(samples: Sequence[float], fraction: float) -> float:
@@ -192,14 +199,21 @@ def run_search_bench(db_path: Path, seed: int, repeats: int) -> SearchFigures:
     for query_class in classes:  # warm the cache once
         for query in query_class.queries:
             session_search(connection, query=query)
-    for query_class in classes:
-        figures.latencies[query_class.name] = []
+    shapes = (
+        (figures.latencies, {}),
+        (figures.cli_latencies, {"limit": 10}),
+        (figures.tool_latencies, {"role_filter": "user,assistant,tool"}),
+    )
+    for latencies, _ in shapes:
+        for query_class in classes:
+            latencies[query_class.name] = []
     for _ in range(repeats):
         for query_class in classes:
             for query in query_class.queries:
-                figures.latencies[query_class.name].append(
-                    _timed(lambda q=query: session_search(connection, query=q))  # type: ignore[misc]
-                )
+                for latencies, shape in shapes:
+                    latencies[query_class.name].append(
+                        _timed(lambda q=query, a=shape: session_search(connection, query=q, **a))  # type: ignore[misc]
+                    )
     anchors = _scroll_anchors(connection, classes)
     for _ in range(max(1, 200 // max(1, len(anchors)))):
         for session_id, message_id in anchors:
@@ -225,8 +239,36 @@ def run_search_bench(db_path: Path, seed: int, repeats: int) -> SearchFigures:
             "SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'the' ORDER BY rank LIMIT 20"
         ).fetchall()
     )
+    figures.truth = full_text_truth(connection, classes)
     connection.close()
     return figures
+
+
+_TOKEN = re.compile(r"[^\W_]+")
+"""A word as ``unicode61`` takes it: a run of letters and digits."""
+
+
+def full_text_truth(connection: sqlite3.Connection, classes: Sequence[QueryClass]) -> dict:
+    """Untimed: for each word query, how many messages hold all its words anywhere in their
+    whole text (tool output included) — read from ``messages``, not from the index."""
+    queries = {
+        c.name: [q.lower().split() for q in c.queries]
+        for c in classes
+        if not c.name.startswith("cjk")
+    }
+    wanted = {word for terms in queries.values() for words in terms for word in words}
+    hits: dict[tuple[str, ...], int] = {
+        tuple(words): 0 for terms in queries.values() for words in terms
+    }
+    cursor = connection.execute("SELECT content FROM messages")
+    while rows := cursor.fetchmany(2000):
+        for (content,) in rows:
+            present = wanted.intersection(_TOKEN.findall(content.lower()))
+            if present:
+                for words in hits:
+                    if present.issuperset(words):
+                        hits[words] += 1
+    return {name: [hits[tuple(words)] for words in terms] for name, terms in queries.items()}
 
 
 def _scroll_anchors(

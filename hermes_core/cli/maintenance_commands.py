@@ -29,7 +29,7 @@ def register(sessions: typer.Typer) -> None:
             f"Active: {found.active_sessions}   Pinned: {found.pinned_sessions}   "
             f"Archived: {found.archived_sessions}"
         )
-        _print_lifecycle(context)
+        _print_lifecycle(context, found.indexed_in_part)
 
     @sessions.command("optimize")
     @handle_user_errors
@@ -46,9 +46,11 @@ def register(sessions: typer.Typer) -> None:
         echo(f"Bytes reclaimed: {max(0, change):,}")
 
 
-def _print_lifecycle(context: CliContext) -> None:
-    """The lines below the seed's: the size split and the automatic clean-up's record."""
+def _print_lifecycle(context: CliContext, indexed_in_part: int) -> None:
+    """The lines below the seed's: the size split, what the index covers and the automatic
+    clean-up's record."""
     from hermes_core.lifecycle.state import load_record
+    from hermes_core.store.fulltext import INDEXED_CHARS
 
     store = context.store
     split = store.lifecycle.size_split()
@@ -56,6 +58,10 @@ def _print_lifecycle(context: CliContext) -> None:
     echo(
         f"Size by content: messages {human_size(split.messages_bytes)}, full-text index "
         f"{human_size(split.fulltext_bytes)}, other {human_size(split.other_bytes)} ({how})"
+    )
+    typer.echo(
+        f"Searchable in part: {indexed_in_part} messages (longer than {INDEXED_CHARS:,} "
+        "characters: kept whole, their words past that point are not found)"
     )
     record = load_record(store.lifecycle)
     config = context.config

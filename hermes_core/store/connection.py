@@ -467,9 +467,16 @@ def _roll_back(connection: sqlite3.Connection) -> None:
 
 
 WAL_CHECKPOINT_BYTES = 1 << 20
-"""The background checkpointer copies the write-ahead log back once it passes this size."""
-WAL_INLINE_CHECKPOINT_BYTES = 64 << 20
-"""Past this size a writer checkpoints itself (the background thread is not keeping up)."""
+"""The background thread copies the write-ahead log back once it passes this size."""
+WAL_CATCH_UP_ROUNDS = 20
+"""How many checkpoints the background thread runs back to back while writes keep adding to
+the log, before it waits for its next turn."""
+MERGE_STEPS_PER_TURN = 200
+"""How many index merge steps the background thread runs back to back before its next turn."""
+MERGE_MIN_FREE_BYTES = 64 << 20
+"""The background thread merges the index only while the store's disk has this much room: a
+merge writes new segments before the old ones' pages are free again, and on a nearly full
+disk that room is the writer's."""
 
 
 def wal_bytes(path: Path) -> int:
@@ -479,34 +486,52 @@ def wal_bytes(path: Path) -> int:
         return 0
 
 
-class BackgroundCheckpointer:
-    """Copies the write-ahead log into the database file off the writer's thread.
+class BackgroundMaintenance:
+    """Checkpoints the write-ahead log and merges the word index off the writer's thread.
 
     SQLite's automatic checkpoint runs inside whichever commit crosses 1,000 WAL pages, with
     two fsyncs: about one single-message append in 150 paid several milliseconds for it. The
-    store's writer turns the automatic checkpoint off and this thread runs a PASSIVE checkpoint
-    (never blocks readers or the writer) whenever the log has grown. Closing the store stops it;
-    SQLite checkpoints once more when the last connection closes.
+    store's writer turns the automatic checkpoint off and never checkpoints itself: this
+    thread runs PASSIVE checkpoints (they never block readers or the writer) whenever the log
+    has grown. The log starts again from its beginning (and stops growing) at the first write
+    after a checkpoint that copied all of it; under a steady stream of writes one checkpoint
+    never does — more was committed while it copied — so the thread runs them back to back
+    (each has less to copy than the one before) until one copies everything, up to
+    :data:`WAL_CATCH_UP_ROUNDS` per turn.
+
+    FTS5's automatic merging is off too (schema 5): in the pauses between writes this thread
+    merges the word index in small steps (:func:`.fulltext.merge_step`), each its own write
+    transaction under the store's in-process ``write_lock``, so a writer of this process that
+    arrives meanwhile waits for at most one step; not on a disk with less than
+    :data:`MERGE_MIN_FREE_BYTES` free. Closing the store stops the thread; SQLite
+    checkpoints once more when the last connection closes.
     """
 
-    def __init__(self, path: Path, *, interval: float = 0.5) -> None:
+    def __init__(self, path: Path, write_lock: threading.Lock, *, interval: float = 0.5) -> None:
         self._path = path
+        self._write_lock = write_lock
         self._interval = interval
+        self._seen_version: int | None = None
+        self._merging = True  # an index left half-merged by an earlier process
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="hermes-wal-checkpoint", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, name="hermes-store-maintenance", daemon=True
+        )
         self._thread.start()
 
     def _run(self) -> None:
         connection: StoreConnection | None = None
         try:
             while not self._stop.wait(self._interval):
-                if wal_bytes(self._path) < WAL_CHECKPOINT_BYTES:
-                    continue
                 try:
                     if connection is None:
                         connection = _connect(self._path)
                         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                        connection.execute("PRAGMA synchronous = NORMAL")
+                        connection.write_lock = self._write_lock
+                    if wal_bytes(self._path) >= WAL_CHECKPOINT_BYTES:
+                        self._catch_up(connection)
+                    self._merge(connection)
                 except (sqlite3.Error, StoreError):
                     # A full disk, a busy or damaged file: the writer hears of it on its
                     # own; try again at the next turn of the loop.
@@ -515,6 +540,51 @@ class BackgroundCheckpointer:
             if connection is not None:
                 connection.close()
 
+    def _catch_up(self, connection: StoreConnection) -> None:
+        """Checkpoint until the whole log is in the database file, or another checkpointer
+        (another process) holds it, or the rounds of this turn are spent."""
+        for _ in range(WAL_CATCH_UP_ROUNDS):
+            busy, logged, copied = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            if busy or copied >= logged or self._stop.is_set():
+                return
+
+    def _merge(self, connection: StoreConnection) -> None:
+        """Merge steps while the index has work, in a quiet moment: only when nothing was
+        written since the last turn (``data_version`` moves with every commit of another
+        connection), stopping as soon as something is. A live agent writes in bursts (a
+        turn), so merges fill the pauses between them; under a steady stream of writes they
+        wait, and FTS5's own ``crisismerge`` keeps the number of segments bounded."""
+        from . import fulltext  # not needed before the first turn: start-up time is a budget
+
+        if _free_bytes(self._path) < MERGE_MIN_FREE_BYTES:
+            return
+        version = _data_version(connection)
+        if version != self._seen_version:
+            self._seen_version = version
+            self._merging = True
+            return
+        for _ in range(MERGE_STEPS_PER_TURN):
+            if not self._merging or self._stop.is_set():
+                return
+            with write_transaction(connection, retry_seconds=0) as db:
+                self._merging = fulltext.merge_step(db)
+            if _data_version(connection) != version:
+                return  # a writer is at work: the next quiet turn goes on
+
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+
+
+def _free_bytes(path: Path) -> int:
+    """Room left for this process on the disk holding ``path`` (``statvfs``: the file is not
+    opened)."""
+    try:
+        found = os.statvfs(path.parent)
+    except OSError:
+        return 0
+    return found.f_bavail * found.f_frsize
+
+
+def _data_version(connection: sqlite3.Connection) -> int:
+    return int(connection.execute("PRAGMA data_version").fetchone()[0])

@@ -25,6 +25,9 @@ class StoreStats:
     active_sessions: int
     pinned_sessions: int
     archived_sessions: int
+    indexed_in_part: int = 0
+    """Messages longer than the full-text cap (``INDEXED_CHARS``): kept whole, searchable
+    only up to the cap."""
 
 
 def file_bytes(path: Path) -> int:
@@ -53,6 +56,7 @@ def collect_stats(connection: sqlite3.Connection, path: Path) -> StoreStats:
         active_sessions=totals[2],
         pinned_sessions=totals[3],
         archived_sessions=totals[4],
+        indexed_in_part=fulltext.indexed_in_part(connection),
     )
 
 

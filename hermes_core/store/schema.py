@@ -16,6 +16,15 @@ Version history:
    ``insights.TOOL_FAILED_SQL``), and the partial index ``idx_messages_tool_results`` over tool
    results (session, tool name, failure), so ``hermes insights`` counts tool results per tool
    without reading a message row.
+5. Every message is searchable up to ``fulltext.INDEXED_CHARS`` (1 MiB) characters — before,
+   only the first 2,000 characters of a tool's output were. ``messages_fts_source`` is made
+   again, and the messages it now sees differently (tool output past 2,000 characters, any
+   message past 1 MiB) are indexed again: their old entries are deleted through the old view
+   first (an external-content index must be given the text it indexed). The partial index
+   ``idx_messages_indexed_in_part`` lists the messages longer than the cap, so ``hermes
+   sessions stats`` counts them without reading the messages. FTS5's automatic merging of the
+   word index is turned off (``automerge = 0``): the store's background maintenance thread
+   merges instead (:func:`fulltext.merge_step`), off the writer's path.
 """
 
 from __future__ import annotations
@@ -29,7 +38,8 @@ from .connection import write_transaction
 from .errors import StoreError, StoreTooNew, StoreUnavailable
 from .failures import shown
 
-TOOL_OUTPUT_INDEXED_CHARS = fulltext.TOOL_OUTPUT_INDEXED_CHARS
+V1_TOOL_OUTPUT_INDEXED_CHARS = 2000
+"""What schemas 1–4 indexed of a tool's output (the view of version 1 says so)."""
 
 _V1 = f"""
 CREATE TABLE system_prompts (
@@ -94,9 +104,10 @@ CREATE INDEX idx_messages_session ON messages(session_id, id);
 
 -- What the word index covers: every message's content, but only the head of tool output
 -- (long logs would otherwise dominate the index). snippet() reads back through this view.
+-- (Version 5 covers every message up to 1 MiB characters.)
 CREATE VIEW messages_fts_source AS
     SELECT id,
-           CASE WHEN role = 'tool' THEN substr(content, 1, {TOOL_OUTPUT_INDEXED_CHARS})
+           CASE WHEN role = 'tool' THEN substr(content, 1, {V1_TOOL_OUTPUT_INDEXED_CHARS})
                 ELSE content END AS content
     FROM messages;
 CREATE VIRTUAL TABLE messages_fts USING fts5(
@@ -170,11 +181,49 @@ def _migrate_to_4(connection: sqlite3.Connection) -> None:
         connection.execute(statement)
 
 
+_V5_REINDEXED = (
+    f"(role = 'tool' AND length(content) > {V1_TOOL_OUTPUT_INDEXED_CHARS}) "
+    f"OR length(content) > {fulltext.INDEXED_CHARS}"
+)
+"""The messages version 5's view covers differently from version 1's."""
+
+_V5 = f"""
+DROP VIEW messages_fts_source;
+-- What the word index covers: every message's content up to INDEXED_CHARS characters.
+-- snippet() and highlight() read back through this view.
+CREATE VIEW messages_fts_source AS
+    SELECT id, substr(content, 1, {fulltext.INDEXED_CHARS}) AS content FROM messages;
+CREATE INDEX idx_messages_indexed_in_part ON messages(id)
+    WHERE {fulltext.INDEXED_IN_PART_SQL};
+INSERT INTO messages_fts(messages_fts, rank) VALUES ('automerge', 0)
+"""
+
+
+def _migrate_to_5(connection: sqlite3.Connection) -> None:
+    """Index long tool output (and any message past the new cap) again under the new view."""
+    connection.execute(
+        "CREATE TEMP TABLE reindexed AS SELECT id FROM messages WHERE " + _V5_REINDEXED
+    )
+    connection.execute(  # through the old view: the text those entries were made of
+        "INSERT INTO messages_fts(messages_fts, rowid, content) "
+        "SELECT 'delete', id, content FROM messages_fts_source "
+        "WHERE id IN (SELECT id FROM temp.reindexed)"
+    )
+    for statement in _split_statements(_V5):
+        connection.execute(statement)
+    connection.execute(
+        "INSERT INTO messages_fts(rowid, content) SELECT id, content FROM messages_fts_source "
+        "WHERE id IN (SELECT id FROM temp.reindexed)"
+    )
+    connection.execute("DROP TABLE temp.reindexed")
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migrate_to_1,
     _migrate_to_2,
     _migrate_to_3,
     _migrate_to_4,
+    _migrate_to_5,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -26,11 +26,9 @@ from hermes_hookspecs import Message, ParentKind, Session
 
 from . import fulltext, lineage_queries, rowwrites
 from .connection import (
-    WAL_INLINE_CHECKPOINT_BYTES,
-    BackgroundCheckpointer,
+    BackgroundMaintenance,
     open_connection,
     open_reader,
-    wal_bytes,
     write_transaction,
 )
 from .errors import SessionNotFound, StoreError, StoreFull, StoreReadOnly
@@ -92,12 +90,16 @@ class SessionStore:
         self._connection = _open_and_migrate(self.path, write_lock)
         self._title_threads: list[threading.Thread] = []
         self._backups: RollingBackups | None = None
-        self._checkpointer: BackgroundCheckpointer | None = None
+        self._maintenance: BackgroundMaintenance | None = None
         if not self.read_only:
-            # Checkpoints run off the writer's thread (see BackgroundCheckpointer).
+            # Checkpoints and index merges run off the writer's thread (see
+            # BackgroundMaintenance), which shares the writer's lock of this process.
             self._connection.execute("PRAGMA wal_autocheckpoint = 0")
-            self._checkpointer = BackgroundCheckpointer(self.path)
-        self._writes_since_wal_check = 0
+            lock = getattr(self._connection, "write_lock", None)
+            if lock is None:
+                lock = threading.Lock()
+                self._connection.write_lock = lock  # type: ignore[attr-defined]
+            self._maintenance = BackgroundMaintenance(self.path, lock)
 
     # The facets are made on first use: a chat start needs none of their modules.
 
@@ -189,17 +191,9 @@ class SessionStore:
         if self._backups is not None:
             self._backups.stop()
             self._backups = None
-        if self._checkpointer is not None:
-            self._checkpointer.stop()
+        if self._maintenance is not None:
+            self._maintenance.stop()
         self._connection.close()
-
-    def _after_write(self) -> None:
-        """Every so often, make sure the write-ahead log is not outgrowing the checkpointer."""
-        self._writes_since_wal_check += 1
-        if self._writes_since_wal_check >= 200:
-            self._writes_since_wal_check = 0
-            if wal_bytes(self.path) > WAL_INLINE_CHECKPOINT_BYTES:
-                self._connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def __enter__(self) -> SessionStore:
         return self
@@ -701,7 +695,6 @@ class SessionStore:
                     session_id,
                 ),
             )
-        self._after_write()
         if first_exchange and self._events is not None:
             self._start_auto_title(session_id)
         return inserted.ids

@@ -324,7 +324,7 @@ def test_no_backup_takes_the_room_the_writer_needs(
     """The store's own disk has room for the writer but not for a copy: no backup is
     started, the reason is recorded, and the writer goes on."""
     home = small_disk.mount / "home"
-    build_corpus(home, sessions=8, per_session=60)
+    build_corpus(home, sessions=5, per_session=60)  # fits the 8 MB disk, log included
     store = home / STATE_DB_NAME
     # Room for the store's size and half a MiB more: the writer's log fits, a copy would
     # leave less than the 1 MiB a backup must leave free.

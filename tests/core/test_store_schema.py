@@ -7,6 +7,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from installed_hermes import run_hermes_in
 from store_helpers import cjk_ids, fts_ids, user
 
 from hermes_core.store import (
@@ -128,6 +129,51 @@ def test_v1_store_is_migrated_and_its_cjk_text_indexed(tmp_path: Path) -> None:
         # The migrated store keeps working.
         [new_id] = store.append_messages(session.id, [user("新的纠缠的消息")])
         assert cjk_ids(db, "纠缠的") == [1, new_id]
+        assert fulltext.check(db) is None
+
+
+def _build_v4_store_with_long_tool_output(path: Path) -> None:
+    """A store as schema 4 left it: tool output indexed by its first 2,000 characters."""
+    connection = open_connection(path)
+    try:
+        assert migrate(connection, target=4) == 0
+        connection.execute("BEGIN")
+        connection.execute(
+            "INSERT INTO sessions (id, source, started_at, last_active_at, message_count) "
+            "VALUES ('20240101_000000_abcdef', 'cli', 1704067200, 1704067300, 3)"
+        )
+        connection.executemany(
+            "INSERT INTO messages (id, session_id, role, content, tool_name, timestamp) "
+            "VALUES (?, '20240101_000000_abcdef', ?, ?, ?, ?)",
+            [
+                (1, "user", "run the build please", None, 1704067201),
+                (2, "tool", "headword " + "ok " * 20_000 + "buriedword tail", "sh", 1704067202),
+                (3, "tool", "short output shortword", "sh", 1704067203),
+            ],
+        )
+        connection.execute(
+            "INSERT INTO messages_fts(rowid, content) SELECT id, content FROM messages_fts_source"
+        )
+        connection.execute("COMMIT")
+        assert fts_ids(connection, "buriedword") == []  # past schema 4's head
+    finally:
+        connection.close()
+
+
+def test_v4_store_upgrades_and_its_long_tool_output_is_searchable_whole(tmp_path: Path) -> None:
+    _build_v4_store_with_long_tool_output(tmp_path / STATE_DB_NAME)
+    found = run_hermes_in(tmp_path, "sessions", "search", "buriedword", "--role", "tool")
+    assert found.returncode == 0, found.stderr
+    assert "buriedword" in found.stdout and "20240101_000000_abcdef" in found.stdout
+    with SessionStore.open(tmp_path) as store:
+        db = store.connection
+        assert _pragma(store, "user_version") == SCHEMA_VERSION
+        assert fts_ids(db, "buriedword") == [2]
+        assert fts_ids(db, "headword") == [2]
+        assert fts_ids(db, "shortword") == [3]
+        assert fulltext.check(db) is None
+        store.delete_session("20240101_000000_abcdef")  # deletes find the entries they undo
+        assert fts_ids(db, "buriedword") == []
         assert fulltext.check(db) is None
 
 

@@ -373,15 +373,19 @@ def test_appended_messages_are_searchable(store: SessionStore) -> None:
     assert fts_ids(store.connection, "zebrafish") == [ids[0]]
 
 
-def test_only_the_head_of_long_tool_output_is_indexed(store: SessionStore) -> None:
+def test_every_message_is_indexed_up_to_the_cap(store: SessionStore) -> None:
     session = store.create_session()
-    head = "x " * (fulltext.TOOL_OUTPUT_INDEXED_CHARS // 2)
+    head = "x " * (fulltext.INDEXED_CHARS // 2)
+    long_log = head + " pastcapword"
     tool_id = store.append_message(
-        session.id, Message(role="tool", content=head + " needleword", tool_name="terminal")
+        session.id,
+        Message(role="tool", content="x " * 100_000 + " deepword " + long_log, tool_name="t"),
     )
-    user_id = store.append_message(session.id, user(head + " needleword"))
-    assert fts_ids(store.connection, "needleword") == [user_id]
-    assert store.messages(session.id)[0].content.endswith("needleword")
+    user_id = store.append_message(session.id, user(long_log))
+    assert fts_ids(store.connection, "deepword") == [tool_id]
+    assert fts_ids(store.connection, "pastcapword") == []
+    assert store.messages(session.id)[1].content.endswith("pastcapword")
+    assert store.stats().indexed_in_part == 2
     assert tool_id < user_id
     assert_index_in_step(store)
 
@@ -610,3 +614,29 @@ def test_cjk_words_are_found_by_substring_of_any_length(tmp_path: Path) -> None:
 def test_the_store_writes_with_the_automatic_checkpoint_off(tmp_path: Path) -> None:
     with SessionStore.open(tmp_path) as store:
         assert store.connection.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 0
+
+
+def _segments(store: SessionStore) -> int:
+    """How many segments the word index has (its ``_idx`` table has rows for each)."""
+    row = store.connection.execute("SELECT count(DISTINCT segid) FROM messages_fts_idx").fetchone()
+    return int(row[0])
+
+
+def test_the_word_index_is_merged_in_the_pauses_between_writes_not_by_the_writer(
+    tmp_path: Path,
+) -> None:
+    with SessionStore.open(tmp_path) as store:
+        automerge = store.connection.execute(
+            "SELECT v FROM messages_fts_config WHERE k = 'automerge'"
+        ).fetchone()
+        assert automerge == (0,)
+        session = store.create_session()
+        for number in range(12):  # each append its own transaction: one new segment each
+            store.append_message(session.id, user(f"entry {number} of the log"))
+        assert _segments(store) >= 12  # no write merged them (fewer than FTS5's crisis 16)
+        deadline = time.monotonic() + 60
+        while _segments(store) >= 4 and time.monotonic() < deadline:
+            time.sleep(0.1)  # the store is idle: its maintenance thread merges meanwhile
+        assert _segments(store) < 4
+        assert fts_ids(store.connection, "entry") == [m.id for m in store.messages(session.id)]
+        assert_index_in_step(store)

@@ -224,10 +224,11 @@ def test_stats_shows_the_clean_up_record_after_the_seed_lines(home) -> None:
     assert lines[5] == "Active: 0   Pinned: 1   Archived: 1"
     assert lines[6].startswith("Size by content: messages ")
     assert "full-text index" in lines[6] and "(counted with dbstat)" in lines[6]
-    assert lines[7].startswith("Last auto-prune: 20") and "(removed 1 sessions)" in lines[7]
-    assert lines[8] == "Last auto-archive: never — sessions.auto_archive is off"
-    assert lines[9] == "Last VACUUM: never"
-    assert lines[10] == "Last clean-up failure: none"
+    assert lines[7].startswith("Searchable in part: 0 messages (longer than 1,048,576 characters")
+    assert lines[8].startswith("Last auto-prune: 20") and "(removed 1 sessions)" in lines[8]
+    assert lines[9] == "Last auto-archive: never — sessions.auto_archive is off"
+    assert lines[10] == "Last VACUUM: never"
+    assert lines[11] == "Last clean-up failure: none"
 
 
 def test_optimize_reports_the_bytes_reclaimed_and_records_the_vacuum(home) -> None:

@@ -106,3 +106,40 @@ def test_installed_hermes_searches_in_a_subprocess(corpus: Corpus) -> None:
     assert result.returncode == 0, result.stderr
     payload = json.loads(result.stdout)
     assert [r["session_id"] for r in payload["results"]] == [corpus.ids["chinese"]]
+
+
+def test_a_word_deep_in_a_tool_output_is_found_by_the_installed_hermes(tmp_path) -> None:
+    import subprocess
+
+    from hermes_hookspecs import Message
+
+    from hermes_core.store import SessionStore
+
+    planted = {"nearword": 1_000, "fortykword": 40_000, "deepword": 190_000}
+    with SessionStore.open(tmp_path) as store:
+        session = store.create_session("cli", title="long build log")
+        store.append_message(session.id, Message("user", "run the build"))
+        for word, at in planted.items():
+            log = "compiling module ok " * (at // 20) + word + " failed here"
+            store.append_message(session.id, Message("tool", log, tool_name="terminal"))
+    for word in planted:
+        found = subprocess.run(
+            [
+                hermes_command(),
+                "--home",
+                str(tmp_path),
+                "sessions",
+                "search",
+                word,
+                "--role",
+                "tool",
+                "--json",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert found.returncode == 0, found.stderr
+        [result] = json.loads(found.stdout)["results"]
+        assert result["session_id"] == session.id
+        assert f">>>{word}<<< failed here" in result["snippet"]

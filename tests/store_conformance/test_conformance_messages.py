@@ -134,20 +134,37 @@ def test_activity_never_moves_back_an_undated_message_is_stamped_now_and_session
     assert store.get_session(other.id).message_count == 1
 
 
-def test_only_the_head_of_a_long_tool_output_is_searchable(store: Store) -> None:
-    from hermes_core.search import session_search
-    from hermes_core.store.fulltext import TOOL_OUTPUT_INDEXED_CHARS
+def test_every_word_of_a_long_tool_output_is_found_with_its_snippet(store: Store) -> None:
+    from hermes_core.search import MATCH_END, MATCH_START, session_search
 
-    head = "x " * (TOOL_OUTPUT_INDEXED_CHARS // 2)
-    tool = store.create_session("cli")
-    store.append_message(
-        tool.id, Message("tool", head + " needleword", tool_name="terminal", tool_call_id="c1")
+    filler = "build step ok " * 18_000  # ≈ 250 kB on each side of the middle word
+    output = (
+        "openingword beside the start "
+        + filler
+        + " centreword beside the middle "
+        + filler
+        + " beside the end closingword"
     )
-    talk = store.create_session("cli")
-    store.append_message(talk.id, Message("user", head + " needleword"))
-    found = session_search(store, query="needleword")
-    assert [r["session_id"] for r in found["results"]] == [talk.id]
-    assert store.messages(tool.id)[0].content.endswith("needleword")
+    assert len(output) > 500_000
+    tool = store.create_session("cli")
+    store.append_message(tool.id, Message("user", "run the build"))
+    store.append_message(
+        tool.id, Message("tool", output, tool_name="terminal", tool_call_id="c1")
+    )
+    for word, where in (
+        ("openingword", "the start"),
+        ("centreword", "the middle"),
+        ("closingword", "the end"),
+    ):
+        found = session_search(store, query=word, role_filter="tool")
+        [result] = found["results"]
+        assert result["session_id"] == tool.id
+        snippet = str(result["snippet"])
+        assert f"{MATCH_START}{word}{MATCH_END}" in snippet
+        assert where in snippet, snippet  # the snippet is cut from around the word
+    assert session_search(store, query="centreword")["results"] == []  # tool output: asked for
+    assert store.messages(tool.id)[1].content == output
+    assert store.stats().indexed_in_part == 0
 
 
 def test_an_edited_cjk_message_is_found_by_its_new_text_only(store: Store) -> None:

@@ -26,14 +26,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hermes_core.store.errors import QueryRejected
-from hermes_core.store.fulltext import TOOL_OUTPUT_INDEXED_CHARS, cjk_runs
+from hermes_core.store.fulltext import INDEXED_CHARS, cjk_runs
 
 __all__ = [
     "ACCENTED",
+    "INDEXED_CHARS",
     "ONE_MARK_AFTER_LETTER",
     "PAIR_INDEX_SQL",
     "PAIR_MAX_BYTES",
-    "TOOL_OUTPUT_INDEXED_CHARS",
     "WORD_SEPARATORS",
     "QueryTerms",
     "cjk_runs",

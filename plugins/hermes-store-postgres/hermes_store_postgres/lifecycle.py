@@ -219,6 +219,11 @@ class PostgresLifecycle:
             'ORDER BY count(*) DESC, source COLLATE "C"'
         ).fetchall()
         assert totals is not None
+        from .fulltext import INDEXED_CHARS
+
+        long_messages = self._db.execute(  # the constant written out: the partial index's own
+            f"SELECT count(*) FROM messages WHERE length(content) > {INDEXED_CHARS}"
+        ).fetchone()
         return StoreStats(
             total_sessions=int(totals[0]),
             total_messages=int(totals[1]),
@@ -227,4 +232,5 @@ class PostgresLifecycle:
             active_sessions=int(totals[2]),
             pinned_sessions=int(totals[3]),
             archived_sessions=int(totals[4]),
+            indexed_in_part=int(long_messages[0]) if long_messages else 0,
         )

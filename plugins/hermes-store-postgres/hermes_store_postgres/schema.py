@@ -12,7 +12,8 @@ Full-text search (see :mod:`.fulltext`):
 * ``messages.search_words`` — a stored generated ``tsvector`` (``simple`` configuration) of the
   message's words, with a GIN index. What counts as a word is what ``unicode61`` takes in
   SQLite: runs of letters and digits; everything else separates (so ``foo-bar`` is the two
-  words ``foo`` ``bar``, ``a_b`` is ``a`` ``b``). Tool output is indexed by its head only.
+  words ``foo`` ``bar``, ``a_b`` is ``a`` ``b``). Every message is indexed up to 1 MiB
+  characters (``INDEXED_CHARS``), tool output included.
 * ``idx_messages_conversation_words`` — the same word index over the user and assistant
   messages only, which searches in those roles (the default) read instead.
 * ``messages.cjk_text`` — only the CJK runs of a message (NULL for most messages), with a
@@ -53,6 +54,13 @@ Version history:
    canonical decomposition, a single mark after an ASCII letter dropped, composed again; only
    for texts holding an accented letter or a mark) and the column written again through it;
    its three indexes are built again (an upgrade rewrites the messages table once).
+6. Every message is searchable up to ``INDEXED_CHARS`` (1 MiB) characters, tool output
+   included (before: its first 2,000 characters). A ``tsvector`` holds at most 1 MB, so a text
+   longer than ``PLAIN_WORDS_CHARS`` goes through ``hermes_search_words``, which indexes a
+   shorter head when the words of the whole do not fit (only text of hundreds of thousands of
+   distinct words comes near it). ``idx_messages_indexed_in_part`` lists the messages longer
+   than the cap for ``hermes sessions stats``. The upgrade rewrites the messages table and
+   builds its word indexes again, as version 5's did.
 """
 
 from __future__ import annotations
@@ -66,12 +74,19 @@ from hermes_core.store.errors import StoreTooNew, StoreUnavailable
 
 from .fulltext import (
     ACCENTED,
+    INDEXED_CHARS,
     ONE_MARK_AFTER_LETTER,
     PAIR_INDEX_SQL,
     PAIR_MAX_BYTES,
-    TOOL_OUTPUT_INDEXED_CHARS,
     WORD_SEPARATORS,
 )
+
+V1_TOOL_OUTPUT_INDEXED_CHARS = 2000
+"""What schemas 1–5 indexed of a tool's output."""
+PLAIN_WORDS_CHARS = 200_000
+"""Texts up to this long always fit a ``tsvector`` (at most 1 MB: ≈ 4.5 bytes per character
+in the worst case, every word distinct), so they are indexed by the plain expression; longer
+ones go through ``hermes_search_words``, which shortens what it indexes until it fits."""
 
 CONVERSATION_ROLES = ("user", "assistant")
 """The roles discovery searches by default, which the conversation word index covers."""
@@ -148,7 +163,7 @@ CREATE TABLE messages (
     cjk_text            text,
     search_words        tsvector GENERATED ALWAYS AS (
         to_tsvector('simple'::regconfig, regexp_replace(
-            CASE WHEN role = 'tool' THEN left(content, {TOOL_OUTPUT_INDEXED_CHARS})
+            CASE WHEN role = 'tool' THEN left(content, {V1_TOOL_OUTPUT_INDEXED_CHARS})
                  ELSE content END,
             '{WORD_SEPARATORS}', ' ', 'g'))
     ) STORED
@@ -239,7 +254,7 @@ $$;
 ALTER TABLE messages DROP COLUMN search_words;  -- its three indexes go with it
 ALTER TABLE messages ADD COLUMN search_words tsvector GENERATED ALWAYS AS (
     to_tsvector('simple'::regconfig, regexp_replace(hermes_fold_accents(
-        CASE WHEN role = 'tool' THEN left(content, {TOOL_OUTPUT_INDEXED_CHARS}) ELSE content END),
+        CASE WHEN role = 'tool' THEN left(content, {V1_TOOL_OUTPUT_INDEXED_CHARS}) ELSE content END),
         '{WORD_SEPARATORS}', ' ', 'g'))
 ) STORED;
 CREATE INDEX idx_messages_words ON messages USING gin (search_words);
@@ -253,12 +268,48 @@ def _migrate_to_5(db: psycopg.Connection[tuple[object, ...]]) -> None:
     db.execute(_V5.encode())
 
 
+_V6 = f"""
+CREATE FUNCTION hermes_search_words(t text) RETURNS tsvector
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+    head text := left(t, {INDEXED_CHARS});
+BEGIN
+    LOOP
+        BEGIN
+            RETURN to_tsvector('simple'::regconfig,
+                regexp_replace(hermes_fold_accents(head), '{WORD_SEPARATORS}', ' ', 'g'));
+        EXCEPTION WHEN program_limit_exceeded THEN  -- more distinct words than 1 MB holds
+            head := left(head, length(head) / 2);
+        END;
+    END LOOP;
+END
+$$;
+ALTER TABLE messages DROP COLUMN search_words;  -- its three indexes go with it
+ALTER TABLE messages ADD COLUMN search_words tsvector GENERATED ALWAYS AS (
+    CASE WHEN length(content) <= {PLAIN_WORDS_CHARS}
+         THEN to_tsvector('simple'::regconfig,
+              regexp_replace(hermes_fold_accents(content), '{WORD_SEPARATORS}', ' ', 'g'))
+         ELSE hermes_search_words(content) END
+) STORED;
+CREATE INDEX idx_messages_words ON messages USING gin (search_words);
+CREATE INDEX idx_messages_pairs ON messages USING gin ({PAIR_INDEX_SQL}) WITH (fastupdate = off);
+CREATE INDEX idx_messages_conversation_words ON messages USING gin (search_words)
+    WHERE {CONVERSATION_ROLES_SQL};
+CREATE INDEX idx_messages_indexed_in_part ON messages(id) WHERE length(content) > {INDEXED_CHARS};
+"""
+
+
+def _migrate_to_6(db: psycopg.Connection[tuple[object, ...]]) -> None:
+    db.execute(_V6.encode())
+
+
 MIGRATIONS: list[Callable[[psycopg.Connection[tuple[object, ...]]], None]] = [
     _migrate_to_1,
     _migrate_to_2,
     _migrate_to_3,
     _migrate_to_4,
     _migrate_to_5,
+    _migrate_to_6,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

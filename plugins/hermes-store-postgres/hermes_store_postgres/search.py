@@ -406,8 +406,7 @@ class PostgresSearchIndex:
         except QueryRejected:
             return None
         rows = self._rows(
-            "SELECT CASE WHEN role = 'tool' THEN left(content, %s) ELSE content END "
-            "FROM messages WHERE id = %s",
+            "SELECT left(content, %s) FROM messages WHERE id = %s",
             [_indexed_chars(), message_id],
         )
         if not rows:
@@ -603,6 +602,6 @@ class PostgresSearchIndex:
 
 
 def _indexed_chars() -> int:
-    from .fulltext import TOOL_OUTPUT_INDEXED_CHARS
+    from .fulltext import INDEXED_CHARS
 
-    return TOOL_OUTPUT_INDEXED_CHARS
+    return INDEXED_CHARS

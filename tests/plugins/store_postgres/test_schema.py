@@ -224,3 +224,48 @@ def test_a_version_4_store_folds_accents_once_upgraded(
         assert session_search(store, query="zurich", role_filter="tool")["count"] == 1
     finally:
         store.close()
+
+
+def test_a_version_5_store_indexes_its_long_tool_output_whole_once_upgraded(
+    postgres_url: str, postgres_cluster: Cluster
+) -> None:
+    long_output = "headword " + "ok " * 20_000 + "buriedword tail"
+    name = old_store(
+        postgres_url,
+        postgres_cluster,
+        5,
+        f"('{SESSION}', 'user', 'run the build', 2), "
+        f"('{SESSION}', 'tool', '{long_output}', 3)",
+    )
+    assert postgres_cluster.sql(
+        "SELECT count(*) FROM messages WHERE search_words @@ 'buriedword'::tsquery",
+        database=name,
+    ) == "0"  # past version 5's head of tool output
+    store = open_url(postgres_url, host=PluginHost())
+    try:
+        assert postgres_cluster.sql(
+            "SELECT version FROM hermes_schema_version", database=name
+        ) == str(SCHEMA_VERSION)
+        for word in ("buriedword", "headword"):
+            [hit] = session_search(store, query=word, role_filter="tool")["results"]
+            assert hit["match_message_id"] == 2
+        assert store.stats().indexed_in_part == 0
+    finally:
+        store.close()
+
+
+def test_a_tool_output_of_more_distinct_words_than_a_tsvector_holds_is_stored(
+    postgres_url: str,
+) -> None:
+    """A ``tsvector`` holds at most 1 MB: 150,000 distinct words do not fit whole, so the head
+    that fits is indexed, and the message is stored all the same."""
+    words = " ".join(f"w{n:06d}x{n * 7919 % 1_000_003:07d}" for n in range(150_000))
+    store = open_url(postgres_url, host=PluginHost())
+    try:
+        session = store.create_session("cli")
+        store.append_message(session.id, Message("tool", words, tool_name="dump"))
+        assert store.messages(session.id)[0].content == words
+        [hit] = session_search(store, query="w000000x0000000", role_filter="tool")["results"]
+        assert hit["session_id"] == session.id
+    finally:
+        store.close()
