@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_hookspecs import ImportedRoute, ImportedSession, Importer, Message, ParentKind, Session
 
 from hermes_core.store.database_imports import ImportedEntry, append_mark_key
+from hermes_core.store.ids import shown_id
 from hermes_core.store.imports import ImportedTotals, ImportFileRecord
 from hermes_core.store.routing import RouteRecord
 
@@ -218,7 +219,9 @@ class DatabaseImport:
             if entry is not None:
                 if imported.continues:
                     self._append(entry, imported, snapshot)
-                self._add_routes(imported, entry.session_id)
+                    self._add_routes(imported, entry.session_id)
+                elif self._catch_up(entry, imported, snapshot):
+                    self._add_routes(imported, entry.session_id)
             elif imported.continues:
                 deleted_here += 1  # imported once, deleted here since: left deleted
             else:
@@ -232,6 +235,29 @@ class DatabaseImport:
                 f"{deleted_here} session(s) imported before and deleted here since: left deleted"
             )
         return cursor
+
+    def _catch_up(self, entry: ImportedEntry, imported: ImportedSession, snapshot: Session) -> bool:
+        """A session imported before, read whole from this file (a copy of the store, or the
+        store moved to another path): the messages past those already here are appended.
+        False, with a note, when the two conversations differ (another store reusing the
+        id, or one continued on both sides): nothing is written for it."""
+        incoming = list(imported.messages)
+        here = self.store.message_texts(entry.session_id)
+        texts = [(message.role, message.content) for message in incoming]
+        if texts[: len(here)] == here:
+            imported.messages = iter(incoming[len(here) :])
+            self._append(entry, imported, snapshot)
+            return True
+        if here[: len(texts)] == texts:
+            imported.messages = iter(())
+            self._append(entry, imported, snapshot)  # nothing new: the totals may be
+            return True
+        self.outcome.notes.append(
+            f"session {shown_id(imported.foreign_id)} differs from the one imported before as "
+            f"{entry.session_id} (another store using the same id, or a conversation "
+            "continued in both places): not imported"
+        )
+        return False
 
     def _store_new(self, imported: ImportedSession, snapshot: Session) -> StoredSession | None:
         messages = iter(imported.messages)

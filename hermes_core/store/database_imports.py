@@ -57,6 +57,15 @@ def imported_sessions(connection: sqlite3.Connection, tool: str) -> dict[str, Im
     }
 
 
+def message_texts(connection: sqlite3.Connection, session_id: str) -> list[tuple[str, str]]:
+    """(role, content) of every message of a session, in order: what an import compares
+    with a foreign session carrying the same id."""
+    rows = connection.execute(
+        "SELECT role, content FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
+    )
+    return [(str(role), str(content or "")) for role, content in rows]
+
+
 def refresh_imported_session(
     connection: sqlite3.Connection,
     session_id: str,

@@ -138,6 +138,9 @@ class SqliteImportBookkeeping:
     def imported_sessions(self, importer: str) -> dict[str, database_imports.ImportedEntry]:
         return database_imports.imported_sessions(self._connection, importer)
 
+    def message_texts(self, session_id: str) -> list[tuple[str, str]]:
+        return database_imports.message_texts(self._connection, session_id)
+
     def refresh_session(
         self,
         session_id: str,

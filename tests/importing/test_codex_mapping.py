@@ -67,7 +67,10 @@ def test_envelope_rollout_metadata_comes_from_its_own_records() -> None:
     )
     assert len(session.title_hint.removeprefix("Imported from Codex CLI: ")) == 60
     assert session.warnings == {}
-    assert session.cursor == f"{ENVELOPE_SAMPLE.stat().st_size}:25000:900"
+    # Read again from the last prompt's line next time, 25000/900 reported already.
+    offset, *counts = map(int, (session.cursor or "").split(":"))
+    assert 0 < offset < ENVELOPE_SAMPLE.stat().st_size and counts[-2:] == [25000, 900]
+    assert session.open_tail > 0
     assert session.parent_foreign_id is None and session.snapshot is None
 
 

@@ -28,21 +28,32 @@ def test_a_grown_file_resumes_after_the_cursor_with_only_the_new_turns(tmp_path:
     )
     first = read_one(path)
     assert first.transcript == [("user", "one"), ("assistant", "reply one")]
-    assert first.session.cursor == f"{path.stat().st_size}:100:10"
+    # The last prompt and its answer may still grow: the next read starts at the prompt's
+    # line (no tokens before it), 100/10 reported already; it yields those 2 messages again.
+    one = len(meta().encode())
+    assert first.session.cursor == f"{one}:0:0:100:10"
+    assert first.session.open_tail == 2
 
     with path.open("a", encoding="utf-8") as handle:
         handle.write(user_event("two", 4) + agent_event("reply two", 5) + tokens(250, 30, 6))
     second = read_one(path, first.session.cursor)
-    assert second.transcript == [("user", "two"), ("assistant", "reply two")]
+    assert second.transcript == [
+        ("user", "one"), ("assistant", "reply one"), ("user", "two"), ("assistant", "reply two")
+    ]  # fmt: skip
     session = second.session
     assert session.foreign_id == first.session.foreign_id
     assert session.cwd == "/work/demo"  # the header lies before the cursor: read again
     assert session.title_hint is None  # the title belongs to the first import
     assert (session.input_tokens, session.output_tokens) == (150, 20)  # only what was added
-    assert session.cursor == f"{path.stat().st_size}:250:30"
+    two = one + len(
+        (user_event("one", 1) + agent_event("reply one", 2) + tokens(100, 10, 3)).encode()
+    )
+    assert session.cursor == f"{two}:100:10:250:30"
     assert session.started_at == first.session.started_at
 
-    assert read_all(path, session.cursor) == []  # nothing new: nothing to read
+    again = read_one(path, session.cursor)  # nothing new: the last turn again, no tokens
+    assert again.transcript == [("user", "two"), ("assistant", "reply two")]
+    assert (again.session.input_tokens, again.session.output_tokens) == (0, 0)
 
 
 def test_a_torn_last_line_waits_for_the_next_read(tmp_path: Path) -> None:
@@ -53,22 +64,23 @@ def test_a_torn_last_line_waits_for_the_next_read(tmp_path: Path) -> None:
         handle.write(whole[:25])  # a write in progress
     first = read_one(path)
     assert first.transcript == [("user", "one"), ("assistant", "reply")]
-    assert first.session.cursor == str(complete_size)
+    one = len(meta().encode())
+    assert first.session.cursor == str(one)  # the last turn is read again next time
     assert first.session.warnings == {"incomplete last line (left for the next import)": 1}
 
     with path.open("a", encoding="utf-8") as handle:
         handle.write(whole[25:])
     second = read_one(path, first.session.cursor)
-    assert second.transcript == [("user", "two")]
+    assert second.transcript == [("user", "one"), ("assistant", "reply"), ("user", "two")]
     assert second.session.warnings == {}
-    assert second.session.cursor == str(path.stat().st_size)
+    assert second.session.cursor == str(complete_size)  # where "two" begins
 
 
 def test_a_complete_last_line_without_a_newline_is_read(tmp_path: Path) -> None:
     path = write_rollout(tmp_path, meta(), user_event("only", 1).rstrip("\n"))
     found = read_one(path)
     assert found.transcript == [("user", "only")]
-    assert found.session.cursor == str(path.stat().st_size)
+    assert found.session.cursor == str(len(meta().encode()))  # read again: it may be answered
     assert found.session.warnings == {}
 
 
@@ -88,7 +100,8 @@ def test_malformed_lines_and_invalid_utf8_are_skipped_and_counted(tmp_path: Path
     found = read_one(path)
     assert found.transcript == [("user", "café ok"), ("assistant", "still here")]
     assert found.session.warnings == {"malformed line": 3, "invalid UTF-8 line": 1}
-    assert found.session.cursor == str(path.stat().st_size)
+    prompt_line = path.read_bytes().index(b'"user_message", "message": "caf')
+    assert found.session.cursor == str(path.read_bytes().rindex(b"\n", 0, prompt_line) + 1)
 
 
 @pytest.mark.parametrize(
@@ -171,4 +184,5 @@ def test_a_long_rollout_yields_every_turn_in_order(tmp_path: Path) -> None:
         if count == 2:
             assert message.content.startswith("answer 0 ")
     assert count == 2 * turns
-    assert session.cursor == str(path.stat().st_size)
+    last = len("".join(lines[:-2]).encode())  # where the last question begins
+    assert session.cursor == str(last) and session.open_tail == 2

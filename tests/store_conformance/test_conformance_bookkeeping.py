@@ -100,6 +100,19 @@ def test_the_id_of_a_message_some_places_before_the_newest(store: Store) -> None
     assert imports.last_message_id(session_id) == before
 
 
+def test_the_texts_of_a_session_in_order(store: Store) -> None:
+    imports = store.imports
+    session_id = imports.create_session(source="hermes-agent", started_at=1.0)
+    assert imports.message_texts(session_id) == []
+    imports.append_messages(
+        session_id, [Message("user", "first"), Message("assistant", "")], default_timestamp=1.0
+    )
+    imports.append_messages(session_id, [Message("user", "third")], default_timestamp=2.0)
+    assert imports.message_texts(session_id) == [
+        ("user", "first"), ("assistant", ""), ("user", "third")
+    ]  # fmt: skip
+
+
 def test_an_unfinished_append_is_undone(store: Store) -> None:
     imports = store.imports
     session_id = imports.create_session(source="claude-code", started_at=1.0)

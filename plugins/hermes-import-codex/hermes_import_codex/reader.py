@@ -5,6 +5,12 @@ grows (Codex appends while a session runs) resumes where the previous import sto
 the session has used tokens, the cursor also carries the cumulative totals at that point
 (``"<offset>:<input>:<output>"``) so a resumed read reports only the tokens it adds.
 
+The last prompt and its answer may still be growing (Codex writes the answer as it works):
+the cursor then points at the line that began that prompt, with the totals there and the
+totals already reported (``"<offset>:<input>:<output>:<reported input>:<reported
+output>"``), and the session's ``open_tail`` says how many of its messages the next read
+yields again — which the core replaces instead of appending twice.
+
 A line that is not JSON, not an object, or not UTF-8 is skipped and counted in
 ``warnings``; an unterminated last line that does not parse is a write in progress: it is
 counted, left unread, and the cursor stays before it.
@@ -34,8 +40,9 @@ IDENTITY_SCAN_BYTES = 4 * 1024 * 1024
 """On a resumed read, how far into the file to look for the thread's ``session_meta``."""
 
 
-def parse_cursor(cursor: str | None) -> tuple[int, tuple[int, int]]:
-    """``(byte offset, (input, output) tokens so far)`` of a cursor this reader gave.
+def parse_cursor(cursor: str | None) -> tuple[int, tuple[int, int], tuple[int, int]]:
+    """``(byte offset, (input, output) tokens at it, tokens reported already)`` of a cursor
+    this reader gave.
 
     Anything else (no cursor, or one this reader cannot have written) means the whole file,
     as in the Claude Code importer: a bare offset is taken as one.
@@ -43,16 +50,25 @@ def parse_cursor(cursor: str | None) -> tuple[int, tuple[int, int]]:
     try:
         parts = [int(part) for part in (cursor or "0").split(":")]
     except ValueError:
-        return 0, (0, 0)
-    if len(parts) == 1 and parts[0] >= 0:
-        return parts[0], (0, 0)
-    if len(parts) == 3 and min(parts) >= 0:
-        return parts[0], (parts[1], parts[2])
-    return 0, (0, 0)
+        return 0, (0, 0), (0, 0)
+    if min(parts) < 0:
+        return 0, (0, 0), (0, 0)
+    if len(parts) == 1:
+        return parts[0], (0, 0), (0, 0)
+    if len(parts) == 3:
+        return parts[0], (parts[1], parts[2]), (parts[1], parts[2])
+    if len(parts) == 5:
+        return parts[0], (parts[1], parts[2]), (parts[3], parts[4])
+    return 0, (0, 0), (0, 0)
 
 
-def format_cursor(offset: int, tokens: tuple[int, int]) -> str:
-    """The cursor for ``offset`` with the cumulative token totals at that point."""
+def format_cursor(
+    offset: int, tokens: tuple[int, int], reported: tuple[int, int] | None = None
+) -> str:
+    """The cursor for ``offset`` with the cumulative token totals at that point, and the
+    totals reported already when they are more (the read starts again before its end)."""
+    if reported is not None and reported != tokens:
+        return f"{offset}:{tokens[0]}:{tokens[1]}:{reported[0]}:{reported[1]}"
     if tokens == (0, 0):
         return str(offset)
     return f"{offset}:{tokens[0]}:{tokens[1]}"
@@ -65,7 +81,7 @@ def read_rollout(path: Path, resume_from: str | None = None) -> Iterator[Importe
     exhausted (or the iterator is closed). ``cursor``, ``warnings``, ``ended_at`` and the
     token counts of the yielded session are final once ``messages`` is exhausted.
     """
-    start, tokens_before = parse_cursor(resume_from)
+    start, tokens_before, tokens_reported = parse_cursor(resume_from)
     handle = path.open("rb")
     handed_over = False
     try:
@@ -97,7 +113,7 @@ def read_rollout(path: Path, resume_from: str | None = None) -> Iterator[Importe
         )
         finish = _Finish(
             progress,
-            tokens_before,
+            tokens_reported,
             started=named_start if named_start is not None else status.st_mtime,
             mtime=status.st_mtime,
         )
@@ -139,10 +155,20 @@ def _messages(handle: BinaryIO, assembler: TurnAssembler) -> Iterator[Message]:
         classified = records.classify(record)
         if classified is None:
             continue
+        tokens_before = progress.tokens_total
+        turns = assembler.turns_begun
         assembler.feed(*classified)
-        yield from assembler.take()
+        ready = assembler.take()
+        progress.emitted += len(ready)
+        yield from ready
+        if assembler.turns_begun != turns:  # this line began a new prompt
+            progress.last_turn_offset = end - len(raw)
+            progress.last_turn_tokens = tokens_before
+            progress.last_turn_emitted = progress.emitted
     assembler.finish()
-    yield from assembler.take()
+    ready = assembler.take()
+    progress.emitted += len(ready)
+    yield from ready
 
 
 def _learn_identity(handle: BinaryIO, assembler: TurnAssembler, limit: int) -> None:
@@ -185,6 +211,14 @@ class _Finish:
         session.input_tokens = max(0, total[0] - self.tokens_before[0])
         session.output_tokens = max(0, total[1] - self.tokens_before[1])
         session.cursor = format_cursor(progress.offset, total)
+        open_tail = progress.emitted - progress.last_turn_emitted
+        if progress.last_turn_offset is not None and open_tail > 0:
+            session.cursor = format_cursor(
+                progress.last_turn_offset, progress.last_turn_tokens, total
+            )
+            session.open_tail = open_tail
+        else:
+            session.open_tail = 0
         session.warnings = dict(progress.warnings)
         session.started_at = progress.started_at or progress.first_timestamp or self.started
         session.ended_at = progress.last_timestamp or self.mtime

@@ -53,6 +53,15 @@ class ReadProgress:
     warnings: dict[str, int] = field(default_factory=dict)
     offset: int = 0
     """The byte offset just after the last complete line read."""
+    emitted: int = 0
+    """Messages handed out so far."""
+    last_turn_offset: int | None = None
+    """Where the record that began the last user turn starts: that turn and its answer may
+    still be growing while Codex writes the file, so the next read starts there again."""
+    last_turn_tokens: tuple[int, int] = (0, 0)
+    """The cumulative token totals just before that record."""
+    last_turn_emitted: int = 0
+    """Messages handed out before that turn's."""
 
     def warn(self, reason: str) -> None:
         """Count one skipped piece of input."""
@@ -96,6 +105,8 @@ class TurnAssembler:
         self._emitted_user: _UserDraft | None = None
         self._turn: _AssistantTurn | None = None
         self._call_ids: set[str] = set()
+        self.turns_begun = 0
+        """How many user turns began (a new prompt after the last one's answer)."""
 
     def take(self) -> list[Message]:
         """The messages finished since the last call."""
@@ -242,6 +253,7 @@ class TurnAssembler:
             return
         self._flush_turn()
         self._pending_user = _UserDraft(text, images, {kind}, timestamp)
+        self.turns_begun += 1
 
     def _assistant_text(self, kind: str, text: str, images: int, timestamp: float | None) -> None:
         text = text.strip()

@@ -112,6 +112,14 @@ class PostgresImportBookkeeping:
             if foreign is not None
         }
 
+    def message_texts(self, session_id: str) -> list[tuple[str, str]]:
+        """(role, content) of every message of a session, in order."""
+        rows = self._db.execute(
+            "SELECT role, content FROM messages WHERE session_id = %s ORDER BY id",
+            (session_id,),
+        ).fetchall()
+        return [(str(role), str(content or "")) for role, content in rows]
+
     def refresh_session(
         self,
         session_id: str,

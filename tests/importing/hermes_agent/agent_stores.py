@@ -154,6 +154,15 @@ class AgentStore:
         store.message_columns = {r[1] for r in connection.execute("PRAGMA table_info(messages)")}
         return store
 
+    @classmethod
+    def open(cls, path: Path, version: int) -> AgentStore:
+        """A store of schema ``version`` made earlier, to write more into."""
+        connection = sqlite3.connect(path, isolation_level=None)
+        store = cls(path, version, connection)
+        store.session_columns = {r[1] for r in connection.execute("PRAGMA table_info(sessions)")}
+        store.message_columns = {r[1] for r in connection.execute("PRAGMA table_info(messages)")}
+        return store
+
     def has(self, column: str) -> bool:
         return column in self.session_columns
 

@@ -5,6 +5,7 @@ growth, and search over what was imported."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -302,6 +303,66 @@ def test_a_grown_store_appends_to_imported_sessions_and_adds_new_ones(
     )  # fmt: skip
     assert store.get_session(TELEGRAM).title == "weather chat"
     assert import_once(store, sample.path).status is FileStatus.UNCHANGED
+
+
+def test_a_moved_copy_of_the_store_brings_the_messages_it_added(
+    tmp_path: Path, store: SessionStore
+) -> None:
+    """A store imported, then a copy of it somewhere else (a moved or restored home) that
+    has grown: its new messages in known sessions are appended, its new sessions added."""
+    (tmp_path / "old").mkdir()
+    sample, _ = sample_store(tmp_path / "old" / "state.db", 30)
+    import_once(store, sample.path)
+    moved = tmp_path / "new" / "state.db"
+    moved.parent.mkdir()
+    shutil.copy(sample.path, moved)
+    agent = AgentStore.open(moved, 30)
+    agent.add_message(TIP, "user", "One more thing: the changelog", T0 + 7300)
+    agent.add_message(TIP, "assistant", "Changelog updated.", T0 + 7310)
+    agent.add_session(
+        id="20260305_090000_abcdef", source="cli", started_at=T0 + 345600, title="new work"
+    )
+    agent.add_message("20260305_090000_abcdef", "user", "A brand new question", T0 + 345610)
+    agent.close()
+
+    grown = import_once(store, moved)
+
+    assert [s.session_id for s in grown.sessions] == ["20260305_090000_abcdef"]
+    assert [(s.session_id, s.messages) for s in grown.appended] == [(TIP, 2)]
+    assert [m.content for m in store.messages(TIP)][-2:] == [
+        "One more thing: the changelog",
+        "Changelog updated.",
+    ]
+    assert store.get_session(TIP).message_count == 4
+    assert import_once(store, moved).status is FileStatus.UNCHANGED
+    assert import_once(store, sample.path).status is FileStatus.UNCHANGED
+    assert store.get_session(TIP).message_count == 4
+
+
+def test_another_store_reusing_an_imported_id_is_not_mixed_in(
+    tmp_path: Path, store: SessionStore
+) -> None:
+    (tmp_path / "one").mkdir()
+    (tmp_path / "two").mkdir()
+    sample, _ = sample_store(tmp_path / "one" / "state.db", 30)
+    import_once(store, sample.path)
+    before = [m.content for m in store.messages(ROOT)]
+    other, agent = sample_store(tmp_path / "two" / "state.db", 30, keep_open=True)
+    agent.connection.execute(
+        "UPDATE messages SET content = 'a different first question' WHERE id = "
+        "(SELECT min(id) FROM messages WHERE session_id = ?)",
+        (ROOT,),
+    )
+    agent.connection.commit()
+    agent.close()
+
+    outcome = import_once(store, other.path)
+
+    assert any(
+        note.startswith(f"session {ROOT} differs from the one imported before as {ROOT}")
+        for note in outcome.notes
+    ), outcome.notes
+    assert [m.content for m in store.messages(ROOT)] == before
 
 
 def test_an_ended_session_is_refreshed_without_new_messages(
