@@ -59,7 +59,7 @@ def _print_lifecycle(context: CliContext, indexed_in_part: int) -> None:
         f"Size by content: messages {human_size(split.messages_bytes)}, full-text index "
         f"{human_size(split.fulltext_bytes)}, other {human_size(split.other_bytes)} ({how})"
     )
-    typer.echo(
+    echo(
         f"Searchable in part: {indexed_in_part} messages (longer than {INDEXED_CHARS:,} "
         "characters: kept whole, their words past that point are not found)"
     )
