@@ -30,6 +30,12 @@ CHILD = textwrap.dedent(
     from hermes_core.store import SessionStore
     from hermes_import_claude.importer import ClaudeCodeImporter
 
+    STALL_AFTER = int(sys.argv[3])  # messages; 0: after the last one (all stored)
+
+    def stall():
+        print("STALLED", flush=True)
+        time.sleep(60)
+
     class Stalling(ClaudeCodeImporter):
         def read(self, path, resume_from=None):
             for session in super().read(path, resume_from):
@@ -37,9 +43,10 @@ CHILD = textwrap.dedent(
                 def stalling(source=source):
                     for count, message in enumerate(source, start=1):
                         yield message
-                        if count == 700:  # the first batch of 500 is committed by now
-                            print("STALLED", flush=True)
-                            time.sleep(60)
+                        if count == STALL_AFTER:
+                            stall()
+                    if STALL_AFTER == 0:
+                        stall()
                 session.messages = stalling()
                 yield session
 
@@ -72,9 +79,14 @@ def test_a_writer_killed_mid_import_leaves_no_duplicate(tmp_path: Path) -> None:
         assert row == (outcome.session_id, 2 * TURNS)
 
 
-def kill_mid_import(home: Path, path: Path) -> None:
+def kill_mid_import(home: Path, path: Path, stall_after: int = 700) -> None:
+    """Import ``path`` into ``home`` in a child process and ``kill -9`` it once it has
+    yielded ``stall_after`` messages (700: the first batch of 500 is committed by then; 0:
+    every message is stored, the bookkeeping not yet moved on)."""
     child = subprocess.Popen(
-        [sys.executable, "-c", CHILD, str(home), str(path)], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", CHILD, str(home), str(path), str(stall_after)],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert child.stdout is not None

@@ -7,20 +7,21 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from claude_helpers import SESSION, chain, lines, prompt, text
 from installed_hermes import hermes_command
+from test_import_crash import kill_mid_import
 
 from hermes_core.store import SessionStore
 
 
-def answer(uuid: str, second: int, block: dict[str, Any], message_id: str, out: int) -> dict[str, Any]:
+def answer(
+    uuid: str, second: int, block: dict[str, Any], message_id: str, out: int
+) -> dict[str, Any]:
     """One assistant record (Claude Code writes one per content block of an API message,
     each with the usage so far)."""
     message = {
@@ -127,29 +128,6 @@ def test_the_final_answer_replaces_the_partial_one_it_grew_from(tmp_path: Path) 
     assert final[0] == "assistant" and final[1].endswith("Fixed: it now sorts the keys.")
 
 
-STALLING_IMPORT = """
-import sys, time
-from pathlib import Path
-from hermes_core.importing import ImportRun
-from hermes_core.store import SessionStore
-from hermes_import_claude.importer import ClaudeCodeImporter
-
-class Stalling(ClaudeCodeImporter):
-    def read(self, path, resume_from=None):
-        for session in super().read(path, resume_from):
-            source = session.messages
-            def stalling(source=source):
-                yield from source
-                print("STALLED", flush=True)  # every message stored, the bookkeeping not yet
-                time.sleep(60)
-            session.messages = stalling()
-            yield session
-
-with SessionStore.open(sys.argv[1]) as store:
-    ImportRun(store).import_file(Path(sys.argv[2]), Stalling())
-"""
-
-
 @pytest.mark.slow
 def test_an_import_killed_while_reading_the_open_turn_again_loses_nothing(
     tmp_path: Path,
@@ -161,20 +139,7 @@ def test_an_import_killed_while_reading_the_open_turn_again_loses_nothing(
     log.write_bytes(lines(*RECORDS[:7]))
     assert hermes(home, "sessions", "import", str(log)).returncode == 0
     log.write_bytes(lines(*RECORDS))
-    python = Path(hermes_command()).with_name("python")
-    child = subprocess.Popen(
-        [str(python), "-c", STALLING_IMPORT, str(home), str(log)],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert child.stdout is not None
-    deadline = time.monotonic() + 60
-    line = ""
-    while time.monotonic() < deadline and "STALLED" not in line:
-        line = child.stdout.readline()
-    assert "STALLED" in line, "the import never reached the point to kill it at"
-    os.kill(child.pid, signal.SIGKILL)
-    child.wait()
-    assert child.returncode == -signal.SIGKILL
+    kill_mid_import(home, log, stall_after=0)
 
     finished = hermes(home, "sessions", "import", str(log))
     assert finished.returncode == 0, finished.stderr
