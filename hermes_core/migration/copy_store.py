@@ -108,7 +108,7 @@ def session_digest(store: Store, session_id: str) -> str:
 
 
 def _creatable_fields(session: Session) -> dict[str, Any]:
-    from hermes_core.store.rowwrites import CREATABLE_FIELDS
+    from hermes_core.store.validation import CREATABLE_FIELDS
 
     values = dataclasses.asdict(session)
     return {

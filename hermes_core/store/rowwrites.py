@@ -22,14 +22,6 @@ from .rows import tool_calls_to_json
 from .titles import MAX_TITLE_LENGTH, cut_title, lineage_title, sanitize_title, split_lineage_title
 from .validation import check_message, check_new_session
 
-CREATABLE_FIELDS = frozenset({
-    "user_id", "model", "cwd", "git_branch", "git_repo_root", "chat_id", "chat_type",
-    "thread_id", "session_key", "billing_provider", "cost_actual_usd", "cost_estimated_usd",
-    "input_tokens", "output_tokens", "pinned", "archived", "ended_at", "end_reason",
-    "last_active_at", "title_source",
-})  # fmt: skip
-"""Session columns a caller may set directly when creating a session."""
-
 
 def session_exists(db: sqlite3.Connection, session_id: str) -> bool:
     return db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is not None
@@ -52,15 +44,11 @@ def insert_session(
 ) -> str:
     """Insert a session row; returns its id. A manual ``title`` is checked (S4); without one, a
     title queued for this id is applied."""
-    unknown = set(fields) - CREATABLE_FIELDS
-    if unknown:
-        raise TypeError(f"unknown session fields: {', '.join(sorted(unknown))}")
-    if (parent_session_id is None) != (parent_kind is None):
-        raise ValueError("parent_session_id and parent_kind go together")
     check_new_session(
         session_id=session_id,
         source=source,
         started=started,
+        parent_session_id=parent_session_id,
         parent_kind=parent_kind,
         fields=fields,
     )

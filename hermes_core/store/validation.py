@@ -25,6 +25,14 @@ PARENT_KINDS: tuple[str, ...] = get_args(ParentKind)
 TITLE_SOURCES = ("user", "auto", "import", "lineage")
 MAX_SOURCE_LENGTH = 64
 
+CREATABLE_FIELDS = frozenset({
+    "user_id", "model", "cwd", "git_branch", "git_repo_root", "chat_id", "chat_type",
+    "thread_id", "session_key", "billing_provider", "cost_actual_usd", "cost_estimated_usd",
+    "input_tokens", "output_tokens", "pinned", "archived", "ended_at", "end_reason",
+    "last_active_at", "title_source",
+})  # fmt: skip
+"""Session columns a caller may set directly when creating a session."""
+
 _TIMES = ("ended_at", "last_active_at")
 _COSTS = ("cost_actual_usd", "cost_estimated_usd")
 _TOKENS = ("input_tokens", "output_tokens")
@@ -78,13 +86,20 @@ def check_new_session(
     session_id: str | None,
     source: object,
     started: object,
+    parent_session_id: str | None,
     parent_kind: object,
     fields: Mapping[str, Any],
 ) -> None:
-    """Check a session about to be created: a chosen id must match the id grammar (None
-    means the store makes one), the source is a source name, the times are finite numbers,
+    """Check a session about to be created: only :data:`CREATABLE_FIELDS` (else
+    ``TypeError``), a parent and its kind together, a chosen id matching the id grammar
+    (None means the store makes one), the source a source name, the times finite numbers,
     token totals non-negative integers, costs finite numbers, flags 0/1 or booleans, and the
     text fields text."""
+    unknown = set(fields) - CREATABLE_FIELDS
+    if unknown:
+        raise TypeError(f"unknown session fields: {', '.join(sorted(unknown))}")
+    if (parent_session_id is None) != (parent_kind is None):
+        raise ValueError("parent_session_id and parent_kind go together")
     if session_id is not None:
         check_session_id(session_id)
     check_source(source)

@@ -18,7 +18,7 @@ from hermes_hookspecs import Message, ParentKind
 from hermes_core.store.errors import InvalidTitle, SessionNotFound, TitleInUse
 from hermes_core.store.ids import new_session_id
 from hermes_core.store.rows import tool_calls_to_json
-from hermes_core.store.rowwrites import CREATABLE_FIELDS, ROUTE_FOLLOWING_KINDS, take_over_route
+from hermes_core.store.rowwrites import ROUTE_FOLLOWING_KINDS, take_over_route
 from hermes_core.store.titles import (
     MAX_TITLE_LENGTH,
     cut_title,
@@ -63,15 +63,11 @@ def insert_session(
     """Insert a session row; returns its id (see ``hermes_core.store.rowwrites``)."""
     import psycopg.errors
 
-    unknown = set(fields) - CREATABLE_FIELDS
-    if unknown:
-        raise TypeError(f"unknown session fields: {', '.join(sorted(unknown))}")
-    if (parent_session_id is None) != (parent_kind is None):
-        raise ValueError("parent_session_id and parent_kind go together")
     check_new_session(
         session_id=session_id,
         source=source,
         started=started,
+        parent_session_id=parent_session_id,
         parent_kind=parent_kind,
         fields=fields,
     )
@@ -259,8 +255,7 @@ def store_unique_title(
         try:
             with db.transaction():
                 changed = db.execute(
-                    "UPDATE sessions SET title = %s, title_source = %s "
-                    f"WHERE id = %s{condition}",
+                    f"UPDATE sessions SET title = %s, title_source = %s WHERE id = %s{condition}",
                     (candidate, source, session_id),
                 ).rowcount
         except psycopg.errors.UniqueViolation:
