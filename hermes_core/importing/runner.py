@@ -423,7 +423,7 @@ class ImportRun:
                     )
                 appended += max(0, written - read_again)
                 settled = _settled_id(self._store, record.session_id, first.open_tail)
-                cursor = _stored_cursor(first.cursor, settled) if first.cursor else record.cursor
+                cursor = _stored_cursor(first.cursor or cursor, settled)
                 outcome.warnings.update(first.warnings)
                 first = None
             else:
