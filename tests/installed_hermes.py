@@ -4,9 +4,11 @@ pyproject makes this importable from every test folder)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -20,8 +22,11 @@ def hermes_command() -> str:
     return installed
 
 
-def run_hermes_in(home: Path, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """``hermes --home HOME ARGS…`` run to its end, output captured, no terminal to ask on."""
+def run_hermes_in(
+    home: Path, *args: str, timeout: float = 300, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``hermes --home HOME ARGS…`` run to its end, output captured, no terminal to ask on;
+    ``env`` is added to this process's environment."""
     return subprocess.run(
         [hermes_command(), "--home", str(home), *args],
         cwd=Path(__file__).resolve().parents[1],
@@ -29,4 +34,5 @@ def run_hermes_in(home: Path, *args: str, timeout: float = 300) -> subprocess.Co
         text=True,
         stdin=subprocess.DEVNULL,
         timeout=timeout,
+        env={**os.environ, **env} if env else None,
     )

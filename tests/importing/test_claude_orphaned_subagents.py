@@ -6,24 +6,20 @@ count it — through the installed ``hermes``."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
 
 from claude_helpers import S20, S21, copy_tree, fingerprint
-from installed_hermes import hermes_command
+from installed_hermes import run_hermes_in
 
 NESTED_AGENT = "agent-a0f1e2d3c4b5a6978"
 
 
 def hermes(home: Path, config: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The installed ``hermes`` with Claude Code's folder at ``config``."""
-    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), "HOME": str(home.parent / "nobody")}
-    return subprocess.run(
-        [hermes_command(), "--home", str(home), *args],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=120,
-    )  # fmt: skip
+    env = {"CLAUDE_CONFIG_DIR": str(config), "HOME": str(home.parent / "nobody")}
+    return run_hermes_in(home, *args, env=env)
 
 
 def orphaned_tree(tmp_path: Path) -> tuple[Path, Path]:

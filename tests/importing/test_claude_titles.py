@@ -6,26 +6,18 @@ what they are, by their own id — through the installed ``hermes``."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 from claude_helpers import SESSION, lines, prompt, reply, text, write
-from installed_hermes import hermes_command
+from installed_hermes import run_hermes_in
 
 
 def titles(home: Path, *files: Path) -> list[str]:
     """Import ``files`` into ``home`` with the installed command; every stored title."""
-    env = {**os.environ, "HERMES_PLUGINS": "hermes-import-claude"}
-    result = subprocess.run(
-        [hermes_command(), "--home", str(home), "sessions", "import", *map(str, files)],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=120,
-    )  # fmt: skip
+    env = {"HERMES_PLUGINS": "hermes-import-claude"}
+    result = run_hermes_in(home, "sessions", "import", *map(str, files), env=env)
     assert result.returncode == 0, result.stdout + result.stderr
-    listed = subprocess.run(
-        [hermes_command(), "--home", str(home), "sessions", "list", "--all", "--json"],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=120,
-    )  # fmt: skip
+    listed = run_hermes_in(home, "sessions", "list", "--all", "--json", env=env)
     assert listed.returncode == 0, listed.stderr
     return sorted(session["title"] for session in json.loads(listed.stdout))
 

@@ -4,7 +4,6 @@ token totals), through the installed ``hermes``."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from codex_helpers import (
     user_event,
     user_item,
 )
-from installed_hermes import hermes_command
+from installed_hermes import run_hermes_in
 
 from hermes_core.store import SessionStore
 
@@ -47,11 +46,7 @@ LINES = [
 
 
 def hermes(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HERMES_PLUGINS": "hermes-import-codex"}
-    return subprocess.run(
-        [hermes_command(), "--home", str(home), *args],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=120,
-    )  # fmt: skip
+    return run_hermes_in(home, *args, env={"HERMES_PLUGINS": "hermes-import-codex"})
 
 
 def stored(home: Path) -> tuple[list[tuple[str, str]], tuple[int, int], int]:

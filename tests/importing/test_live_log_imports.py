@@ -6,14 +6,13 @@ An import killed while it reads the growing turn again loses nothing either."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from claude_helpers import SESSION, chain, lines, prompt, text
-from installed_hermes import hermes_command
+from installed_hermes import run_hermes_in
 from test_import_crash import kill_mid_import
 
 from hermes_core.store import SessionStore
@@ -56,11 +55,7 @@ RECORDS = [
 
 
 def hermes(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "HERMES_PLUGINS": "hermes-import-claude"}
-    return subprocess.run(
-        [hermes_command(), "--home", str(home), *args],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, env=env, timeout=120,
-    )  # fmt: skip
+    return run_hermes_in(home, *args, env={"HERMES_PLUGINS": "hermes-import-claude"})
 
 
 def stored(home: Path) -> tuple[list[tuple[str, str]], tuple[int, int], int]:
