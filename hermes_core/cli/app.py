@@ -131,10 +131,9 @@ the session picked): kept beside them by :func:`keep_only_path`."""
 def keep_only_path(app: typer.Typer, words: Sequence[str]) -> None:
     """Drop, level by level, every command and group beside the one ``words`` name.
 
-    Start-up time is a budget (``hermes sessions list`` within 1.25× a typer hello-world):
-    on every start typer turns each registered command into a click command, reading the
-    parameters of its function — about a third of the start of a one-line command when all
-    forty are converted. Only the command that runs needs it. A word naming no command
+    Start-up time is a budget: on every start typer turns each registered command into a
+    click command, reading the parameters of its function, for the forty-odd commands of the
+    tree; only the command that runs needs it. A word naming no command
     stops the pruning there, so a typo still gets the whole level to report and suggest
     from, and a group's ``--help`` (no word after it) lists all of its commands."""
     group = app

@@ -3,8 +3,8 @@
 Start-up time is a budget (issue 24: ``hermes sessions list`` within 1.25× a typer
 hello-world). Through the typer app, the listing paid for importing every command module,
 turning the commands into click commands, and typer's option coercion, which imports pydantic
-and builds a pydantic adapter per option (the first one alone ≈ 11 ms) — ≈ 80 ms of a ≈ 210 ms
-start, none of which the listing needs. As :mod:`~hermes_core.cli.chat_fast_path` does for the
+and builds a pydantic adapter per option (the first one alone ≈ 11 ms) — ≈ 100 ms of the
+≈ 210 ms of CPU a start took, none of which the listing needs. As :mod:`~hermes_core.cli.chat_fast_path` does for the
 chat, a command line made only of the listing's options is parsed here and handed to
 :func:`~hermes_core.cli.session_commands.list_command`, after what the ``sessions`` group does
 first (:meth:`~hermes_core.cli.context.CliContext.start_sessions_command`), exactly as the
