@@ -404,6 +404,16 @@ def ingest_figures(corpus: CorpusFile, sessions: int, root: Path, label: str) ->
         "messages/s",
         "same schema, raw SQL, FTS rows in the same transaction, 1 transaction per session",
     )
+    bulk_rate = result.rate("bulk")
+    emit(
+        f"ingest_store_bulk_{label}",
+        f"{bulk_rate:.0f}",
+        "messages/s",
+        f"target ≥ 20k; the store's bulk path, SessionStore.add_whole_sessions (whole sessions, "
+        f"≤ 5,000 messages per transaction); {bulk_rate / plain_rate:.2f}× plain; with the "
+        f"merge after ({result.bulk_merge_seconds:.0f} s): "
+        f"{messages / (result.seconds['bulk'] + result.bulk_merge_seconds):.0f} messages/s",
+    )
     emit(
         f"ingest_ratio_{label}",
         f"{store_rate / plain_rate:.3f}",

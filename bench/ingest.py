@@ -32,6 +32,7 @@ from bench.corpusfile import CorpusFile
 from hermes_core.store import fulltext
 from hermes_core.store.connection import open_connection
 from hermes_core.store.ids import new_session_id
+from hermes_core.store.imports import WholeSession
 from hermes_core.store.schema import migrate
 from hermes_core.store.store import STATE_DB_NAME, SessionStore
 
@@ -79,6 +80,39 @@ class StoreLoader:
             ).id
             store.append_messages(session_id, messages)
             store.end_session(session_id, END_REASON, ended_at=messages[-1].timestamp)
+
+    def close(self) -> None:
+        self.store.close()
+
+
+class BulkLoader:
+    """Writes through the store's bulk path, ``SessionStore.add_whole_sessions``: whole
+    sessions, many per transaction, one word-index insert per transaction."""
+
+    name = "bulk"
+
+    def __init__(self, home: Path) -> None:
+        self.store = SessionStore.open(home)
+
+    def prepare(self, sessions: Sequence[CorpusSession]) -> list[WholeSession]:
+        return [
+            WholeSession(
+                s.source,
+                s.started_at,
+                corpus_messages(s),
+                title=s.title,
+                fields={
+                    "cwd": s.cwd,
+                    "model": s.model,
+                    "ended_at": s.messages[-1].timestamp,
+                    "end_reason": END_REASON,
+                },
+            )
+            for s in sessions
+        ]
+
+    def load(self, prepared: list[WholeSession]) -> None:
+        self.store.add_whole_sessions(prepared)
 
     def close(self) -> None:
         self.store.close()
@@ -176,6 +210,7 @@ class IngestResult:
     merge_seconds: float = 0.0
     """After the load: merging the store's word index as its background thread would in the
     pauses between writes (FTS5's automatic merging, which ran inside the commits, is off)."""
+    bulk_merge_seconds: float = 0.0
     chunk_ratios: list[float] = field(default_factory=list)
     store_rates: list[float] = field(default_factory=list)
 
@@ -198,6 +233,7 @@ def run_ingest(
     loaders: list[Loader] = [
         StoreLoader(fresh_home(root / "store")),
         PlainLoader(fresh_home(root / "plain")),
+        BulkLoader(fresh_home(root / "bulk")),
     ]
     if with_triggers:
         loaders.append(TriggerLoader(fresh_home(root / "triggers")))
@@ -222,7 +258,8 @@ def run_ingest(
     finally:
         for loader in loaders:
             loader.close()
-    for name in ("plain", "triggers"):
+    result.bulk_merge_seconds = merge_index(root / "bulk" / STATE_DB_NAME)
+    for name in ("plain", "triggers", "bulk"):
         if (root / name).exists():
             shutil.rmtree(root / name)
     result.merge_seconds = merge_index(root / "store" / STATE_DB_NAME)

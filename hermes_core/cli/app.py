@@ -28,6 +28,10 @@ from .echo import echo
 from .errors import fail, handle_user_errors
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from typer.models import CommandInfo
+
     from hermes_core.plugins import PluginHost
 
 
@@ -39,8 +43,15 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = True) -> typer.Typer:
-    """The root app. ``host`` replaces the entry-point plugin host (tests)."""
+def build_app(
+    host: PluginHost | None = None,
+    *,
+    with_plugin_commands: bool = True,
+    command_path: Sequence[str] = (),
+) -> typer.Typer:
+    """The root app. ``host`` replaces the entry-point plugin host (tests). ``command_path``
+    (the command words of the command line, ``("sessions", "list")``) keeps only the commands
+    on that path (see :func:`keep_only_path`)."""
     app = typer.Typer(
         name="hermes",
         help="Hermes sessions: every conversation your agents have, in one local store. "
@@ -89,12 +100,7 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
     @sessions.callback()
     @handle_user_errors
     def sessions_group(ctx: typer.Context) -> None:
-        # A broken config.yaml is reported before any session command runs.
-        context = cli_context(ctx)
-        _ = context.config
-        from hermes_core.lifecycle.startup import arm_auto_clean
-
-        arm_auto_clean(context)
+        cli_context(ctx).start_sessions_command()
 
     session_commands.register(sessions)
     maintenance_commands.register(sessions)
@@ -113,4 +119,41 @@ def build_app(host: PluginHost | None = None, *, with_plugin_commands: bool = Tr
     chat_command.register(app)
     if with_plugin_commands and host is not None:
         host.register_commands(app)
+    keep_only_path(app, command_path)
     return app
+
+
+COMMANDS_RUN_BY = {"browse": ("show",)}
+"""Commands that run a sibling command of their group (``sessions browse`` runs ``show`` on
+the session picked): kept beside them by :func:`keep_only_path`."""
+
+
+def keep_only_path(app: typer.Typer, words: Sequence[str]) -> None:
+    """Drop, level by level, every command and group beside the one ``words`` name.
+
+    Start-up time is a budget: on every start typer turns each registered command into a
+    click command, reading the parameters of its function, for the forty-odd commands of the
+    tree; only the command that runs needs it. A word naming no command
+    stops the pruning there, so a typo still gets the whole level to report and suggest
+    from, and a group's ``--help`` (no word after it) lists all of its commands."""
+    group = app
+    for word in words:
+        wanted = {word, *COMMANDS_RUN_BY.get(word, ())}
+        kept_commands = [c for c in group.registered_commands if _command_name(c) in wanted]
+        kept_groups = [g for g in group.registered_groups if g.name == word]
+        if len(kept_commands) + len(kept_groups) != len(wanted):
+            return
+        group.registered_commands = kept_commands
+        group.registered_groups = kept_groups
+        if not kept_groups or kept_groups[0].typer_instance is None:
+            return
+        group = kept_groups[0].typer_instance
+
+
+def _command_name(info: CommandInfo) -> str | None:
+    """The name typer gives a registered command (its own, else the function's, dashed)."""
+    if info.name:
+        return info.name
+    if info.callback is None:
+        return None
+    return info.callback.__name__.lower().replace("_", "-")

@@ -62,7 +62,7 @@ class ChatCommandLine:
     flags: frozenset[str] = frozenset()
 
 
-def _split(word: str) -> tuple[str, str | None]:
+def split_option(word: str) -> tuple[str, str | None]:
     """``--name=value`` → (``--name``, ``value``); anything else → (word, None)."""
     if word.startswith("--") and "=" in word:
         name, _, value = word.partition("=")
@@ -84,7 +84,7 @@ def parse_chat_command_line(argv: list[str]) -> ChatCommandLine | None:
         if word == CHAT_COMMAND and not in_chat_command and not values and not flags:
             in_chat_command = True  # the root's chat options and ``chat`` do not mix
             continue
-        name, value = _split(word)
+        name, value = split_option(word)
         if name in CHAT_FLAGS and value is None:
             if CHAT_FLAGS[name] in flags:
                 return None

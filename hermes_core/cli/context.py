@@ -62,6 +62,15 @@ class CliContext:
             self._config = load_config(self.home)
         return self._config
 
+    def start_sessions_command(self) -> None:
+        """What every ``hermes sessions`` command does first: a broken ``config.yaml`` is
+        reported before it runs, and the automatic clean-up is armed for when it opens the
+        store."""
+        _ = self.config
+        from hermes_core.lifecycle.startup import arm_auto_clean
+
+        arm_auto_clean(self)
+
     @property
     def store_url(self) -> str:
         """``HERMES_STORE_URL``, else ``store.url`` of ``config.yaml``, else the home's

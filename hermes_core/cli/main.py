@@ -26,6 +26,20 @@ def _command_of(argv: list[str]) -> str | None:
     return None
 
 
+def _command_path(argv: list[str]) -> list[str]:
+    """The command words: the first positional word and the one right after it, when that
+    is not an option (``sessions list``); none for shell completion, which needs them all."""
+    if "_HERMES_COMPLETE" in os.environ:
+        return []
+    command = _command_of(argv)
+    if command is None:
+        return []
+    following = argv[argv.index(command) + 1 : argv.index(command) + 2]
+    if following and not following[0].startswith("-"):
+        return [command, following[0]]
+    return [command]
+
+
 def _needs_plugins(argv: list[str]) -> bool:
     """Whether plugin commands must be registered before parsing: not for the core's own
     commands, nor for the chat (bare ``hermes``) — except to list them in ``--help``."""
@@ -39,8 +53,8 @@ def _needs_plugins(argv: list[str]) -> bool:
 
 
 def main() -> None:
-    """Run the command line. A plain chat start skips the command tree; plugin commands load
-    only when a plugin command may be meant."""
+    """Run the command line. A plain chat start and a plain ``sessions list`` skip the command
+    tree; plugin commands load only when a plugin command may be meant."""
     from .chat_fast_path import normalise_argv, parse_chat_command_line, run_chat_command_line
 
     host = None
@@ -49,6 +63,12 @@ def main() -> None:
     chat_command_line = parse_chat_command_line(argv)
     if chat_command_line is not None:
         run_chat_command_line(chat_command_line)
+        return
+    from .list_fast_path import parse_list_command_line, run_list_command_line
+
+    list_command_line = parse_list_command_line(argv)
+    if list_command_line is not None:
+        run_list_command_line(list_command_line)
         return
     from .app import build_app
 
@@ -61,7 +81,7 @@ def main() -> None:
         except PluginError as error:
             print(f"hermes: {terminal_safe(str(error))}", file=sys.stderr)
             raise SystemExit(1) from None
-    app = build_app(host)
+    app = build_app(host, command_path=_command_path(argv))
     from hermes_hookspecs import UserFacingError
 
     try:

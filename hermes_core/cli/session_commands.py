@@ -40,27 +40,14 @@ def register(sessions: typer.Typer) -> None:
         ] = False,
     ) -> None:
         """List recent sessions (archived ones hidden, pinned ones always shown)."""
-        from hermes_core.selection.filters import SessionFilter
-
-        context = cli_context(ctx)
-        selection = SessionFilter(
+        list_command(
+            cli_context(ctx),
             source=source,
-            workspace=str(Path(workspace).expanduser())
-            if workspace and workspace.startswith("~")
-            else workspace,
-            include_archived=False,
-            include_delegates=all_sessions,
+            limit=limit,
+            workspace=workspace,
+            all_sessions=all_sessions,
+            as_json=as_json,
         )
-        store = context.store
-        found = store.list_sessions(selection, limit=limit)
-        previews = store.previews([s.id for s in found])
-        if as_json:
-            echo_json(list_as_json(found, previews))
-            return
-        if not found:
-            echo("No sessions found." if source or workspace else "No sessions yet.")
-            return
-        echo(render_list(found, previews, lambda name: context.host.short_label(name)))
 
     @sessions.command("show")
     @handle_user_errors
@@ -183,6 +170,39 @@ def register(sessions: typer.Typer) -> None:
             echo("No pinned sessions.")
         else:
             echo(render_list(found, previews, lambda name: context.host.short_label(name)))
+
+
+def list_command(
+    context: CliContext,
+    *,
+    source: str | None = None,
+    limit: int = 20,
+    workspace: str | None = None,
+    all_sessions: bool = False,
+    as_json: bool = False,
+) -> None:
+    """``hermes sessions list``, its options parsed (by typer, or by
+    :mod:`~hermes_core.cli.list_fast_path`)."""
+    from hermes_core.selection.filters import SessionFilter
+
+    selection = SessionFilter(
+        source=source,
+        workspace=str(Path(workspace).expanduser())
+        if workspace and workspace.startswith("~")
+        else workspace,
+        include_archived=False,
+        include_delegates=all_sessions,
+    )
+    store = context.store
+    found = store.list_sessions(selection, limit=limit)
+    previews = store.previews([s.id for s in found])
+    if as_json:
+        echo_json(list_as_json(found, previews))
+        return
+    if not found:
+        echo("No sessions found." if source or workspace else "No sessions yet.")
+        return
+    echo(render_list(found, previews, lambda name: context.host.short_label(name)))
 
 
 def complete_source(incomplete: str) -> list[str]:

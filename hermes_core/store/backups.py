@@ -32,7 +32,6 @@ import contextlib
 import datetime as _dt
 import errno
 import json
-import logging
 import os
 import re
 import shutil
@@ -43,15 +42,23 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from hermes_core.files import fsync_directory
+from typing import TYPE_CHECKING, Any
 
 from .connection import BUSY_TIMEOUT_MS, open_connection, read_only_uri, write_transaction
 from .errors import StoreDamaged, StoreError
 from .failures import shown, store_error
 
-log = logging.getLogger("hermes.store.backups")
+if TYPE_CHECKING:
+    import logging
+
+
+def _log() -> logging.Logger:
+    """This module's logger (``logging`` is imported only when there is something to say:
+    every command that opens the store checks for a due backup, and start-up is a budget)."""
+    import logging
+
+    return logging.getLogger("hermes.store.backups")
+
 
 DEFAULT_INTERVAL_HOURS = 24
 DEFAULT_KEEP = 3
@@ -124,10 +131,19 @@ def list_backups(store: Path, settings: BackupSettings) -> list[Backup]:
         match = _NAME.match(name)
         if match is None or match["stem"] != stem:
             continue
-        moment = _dt.datetime.strptime(match["stamp"], _STAMP).replace(tzinfo=_dt.UTC)
+        moment = _stamp_time(match["stamp"])
         found.append(Backup(folder / name, moment.timestamp() + int(match["n"] or 0) * 1e-3))
     found.sort(key=lambda backup: backup.taken_at, reverse=True)
     return found
+
+
+def _stamp_time(stamp: str) -> _dt.datetime:
+    """The UTC moment of a backup name's ``%Y%m%dT%H%M%SZ`` stamp (read by hand: ``strptime``
+    costs an import on every start of every command)."""
+    return _dt.datetime(
+        int(stamp[0:4]), int(stamp[4:6]), int(stamp[6:8]),
+        int(stamp[9:11]), int(stamp[11:13]), int(stamp[13:15]), tzinfo=_dt.UTC,
+    )  # fmt: skip
 
 
 def is_due(store: Path, settings: BackupSettings, now: float) -> bool:
@@ -177,6 +193,8 @@ def take_backup(
             _copy(store, partial, folder)
             _sync_file(partial)
             os.replace(partial, target)
+            from hermes_core.files import fsync_directory
+
             fsync_directory(folder)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -354,7 +372,7 @@ def backup_and_record(store: Path, settings: BackupSettings) -> Backup | None:
     except NoRoom as error:
         _failed(store, error)
     except BackupSkipped as skipped:
-        log.debug("rolling backup skipped: %s", skipped)
+        _log().debug("rolling backup skipped: %s", skipped)
     except Exception as error:
         _failed(store, error)
     else:
@@ -369,11 +387,11 @@ def _failed(store: Path, error: Exception) -> None:
     if isinstance(error, StoreDamaged):
         # A damaged file is written to no more (no failure record); the next command that
         # reads the damaged page says so, with the way back.
-        log.warning(
+        _log().warning(
             "hermes: rolling backup of %s failed: the store is damaged (%s)", shown(store), reason
         )
         return
-    log.warning("hermes: rolling backup of %s failed: %s", shown(store), reason)
+    _log().warning("hermes: rolling backup of %s failed: %s", shown(store), reason)
     record_failure(store, reason)
 
 
@@ -421,7 +439,7 @@ class RollingBackups:
         try:
             self._child = spawn_backup(self.store, self.settings)
         except OSError as error:
-            log.warning("hermes: could not start a rolling backup: %s", error)
+            _log().warning("hermes: could not start a rolling backup: %s", error)
 
     def stop(self) -> None:
         """Stop looking, once a small store's copy in progress is done (a backup process
@@ -517,7 +535,7 @@ def _write_meta(store: Path, value: str | None) -> None:
                     (LAST_FAILURE_KEY, value),
                 )
     except (StoreError, sqlite3.Error) as error:
-        log.warning("hermes: could not record the backup's outcome: %s", error)
+        _log().warning("hermes: could not record the backup's outcome: %s", error)
     finally:
         connection.close()
 

@@ -231,10 +231,18 @@ def unique_title(db: sqlite3.Connection, proposal: str, session_id: str) -> str 
 
 
 def insert_messages(
-    db: sqlite3.Connection, session_id: str, messages: Iterable[Message], default_timestamp: float
+    db: sqlite3.Connection,
+    session_id: str,
+    messages: Iterable[Message],
+    default_timestamp: float,
+    *,
+    index: bool = True,
 ) -> InsertedMessages:
     """Insert messages with their index rows (a message without a timestamp gets
-    ``default_timestamp``). Session counters are the caller's business."""
+    ``default_timestamp``). Session counters are the caller's business. With ``index=False``
+    the index rows are left to the caller, who writes them for a whole batch of sessions in
+    the same transaction (:func:`fulltext.index_new_messages` over the batch's ids, with the
+    returned ``cjk_rows``)."""
     rows = []
     cjk_texts: list[str | None] = []
     tool_calls = 0
@@ -264,7 +272,7 @@ def insert_messages(
         tool_calls += len(message.tool_calls)
         has_assistant = has_assistant or message.role == "assistant"
     if not rows:
-        return InsertedMessages(range(0), 0, False, None)
+        return InsertedMessages(range(0), 0, False, None, [])
     db.executemany(
         "INSERT INTO messages (session_id, role, content, tool_calls, tool_call_id, "
         "tool_name, reasoning, timestamp, token_count, platform_message_id) "
@@ -275,8 +283,11 @@ def insert_messages(
     last_id: int = db.execute("SELECT last_insert_rowid()").fetchone()[0]
     first_id = last_id - len(rows) + 1
     cjk_rows = [(first_id + i, text) for i, text in enumerate(cjk_texts) if text]
-    fulltext.index_new_messages(db, first_id, last_id, cjk_rows)
-    return InsertedMessages(range(first_id, last_id + 1), tool_calls, has_assistant, last_timestamp)
+    if index:
+        fulltext.index_new_messages(db, first_id, last_id, cjk_rows)
+    return InsertedMessages(
+        range(first_id, last_id + 1), tool_calls, has_assistant, last_timestamp, cjk_rows
+    )
 
 
 class InsertedMessages(NamedTuple):
@@ -286,6 +297,8 @@ class InsertedMessages(NamedTuple):
     tool_calls: int
     has_assistant: bool
     last_timestamp: float | None
+    cjk_rows: list[tuple[int, str]]
+    """(message id, CJK runs) of the messages holding CJK text (see ``index``)."""
 
 
 def with_delegates(db: sqlite3.Connection, session_ids: Sequence[str]) -> list[str]:

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from .backups import BackupSettings, RollingBackups
     from .handoffs import HandoffRegistry
     from .import_bookkeeping import SqliteImportBookkeeping
+    from .imports import WholeSession
     from .insight_rows import InsightRows
     from .lifecycle_queries import SqliteLifecycle
     from .maintenance import StoreStats
@@ -698,6 +699,13 @@ class SessionStore:
         if first_exchange and self._events is not None:
             self._start_auto_title(session_id)
         return inserted.ids
+
+    def add_whole_sessions(self, sessions: Iterable[WholeSession]) -> list[str]:
+        """Store finished sessions with their messages, many per transaction (the bulk path:
+        see :func:`.imports.write_whole_sessions`); returns their ids. No events fire."""
+        from .imports import write_whole_sessions
+
+        return write_whole_sessions(self._connection, sessions)
 
     def update_message_content(self, message_id: int, content: str) -> None:
         """Replace a message's text, keeping the indexes in step."""

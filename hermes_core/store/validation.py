@@ -126,6 +126,10 @@ def check_new_session(
             raise ValueError(f"{name} {value!r} is not text")
 
 
+def _text_or_none(value: object) -> bool:
+    return value is None or type(value) is str or isinstance(value, str)
+
+
 def check_message(message: Message, *, where: str = "") -> None:
     """Check one message; ``where`` starts the error text (``message 3: ``, its place in the
     batch counted from 1). Backends check every message of a batch before writing any."""
@@ -135,14 +139,22 @@ def check_message(message: Message, *, where: str = "") -> None:
         raise ValueError(f"{where}role {message.role!r} is not one of {', '.join(ROLES)}")
     if not isinstance(message.content, str):
         raise ValueError(f"{where}content {message.content!r} is not text")
-    if message.timestamp is not None:
-        check_timestamp("timestamp", message.timestamp, where=where)
+    timestamp = message.timestamp
+    # The common case (a finite float) is decided without calls: bulk loads check every message.
+    if timestamp is not None and not (type(timestamp) is float and math.isfinite(timestamp)):
+        check_timestamp("timestamp", timestamp, where=where)
     if message.token_count is not None:
         check_token_count("token_count", message.token_count, where=where)
-    for name in _MESSAGE_TEXTS:
-        value = getattr(message, name)
-        if value is not None and not isinstance(value, str):
-            raise ValueError(f"{where}{name} {value!r} is not text")
+    if not (
+        _text_or_none(message.tool_call_id)
+        and _text_or_none(message.tool_name)
+        and _text_or_none(message.reasoning)
+        and _text_or_none(message.platform_message_id)
+    ):
+        for name in _MESSAGE_TEXTS:
+            value = getattr(message, name)
+            if not _text_or_none(value):
+                raise ValueError(f"{where}{name} {value!r} is not text")
     calls = message.tool_calls
     if not isinstance(calls, tuple | list):
         raise ValueError(f"{where}tool_calls {calls!r} is not a sequence of tool calls")
