@@ -58,16 +58,20 @@ def _with_default(setting: Setting, default: Any) -> Setting:
 
 PRICE_KEYS = ("input_per_mtok", "output_per_mtok")
 """What each model of ``insights.prices`` gives: USD per million input and output tokens."""
+OPTIONAL_PRICE_KEYS = ("cache_read_per_mtok", "cache_write_per_mtok")
+"""What it may give too: USD per million tokens read from / written to the prompt cache
+(priced as input when absent)."""
 
 
 def _is_price_table(value: Any) -> bool:
-    """``{model name: {input_per_mtok: number ≥ 0, output_per_mtok: number ≥ 0}}``."""
+    """``{model name: {input_per_mtok: number ≥ 0, output_per_mtok: number ≥ 0}}``, each
+    entry optionally with ``cache_read_per_mtok`` and ``cache_write_per_mtok`` (numbers ≥ 0)."""
     if not isinstance(value, Mapping):
         return False
     for model, price in value.items():
         if not isinstance(model, str) or not model.strip() or not isinstance(price, Mapping):
             return False
-        if set(price) != set(PRICE_KEYS):
+        if not set(PRICE_KEYS) <= set(price) <= set(PRICE_KEYS + OPTIONAL_PRICE_KEYS):
             return False
         for number in price.values():
             if isinstance(number, bool) or not isinstance(number, int | float):
@@ -149,7 +153,8 @@ SETTINGS: Mapping[str, Setting] = {
     "insights.prices": Setting(
         {},
         _is_price_table,
-        "a mapping of model names to {input_per_mtok: USD, output_per_mtok: USD}, both numbers ≥ 0",
+        "a mapping of model names to {input_per_mtok: USD, output_per_mtok: USD} (optionally "
+        "cache_read_per_mtok, cache_write_per_mtok too), all numbers ≥ 0",
     ),
     # The model behind chat, the gateway and model titles (docs/models.md).
     "model.provider": _optional_text(),

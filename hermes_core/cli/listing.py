@@ -42,6 +42,17 @@ SOURCE_WIDTH = 6
 _IMPORTED_TITLE = re.compile(r"^Imported from [^:]+: (?P<rest>.+)$", re.DOTALL)
 
 
+def session_tokens(session: Session) -> dict[str, int]:
+    """A session's token counters as ``show --json`` gives them (see docs/cli.md): input
+    outside the prompt cache, cache reads, cache writes, output."""
+    return {
+        "input": session.input_tokens,
+        "cache_read": session.cache_read_tokens,
+        "cache_write": session.cache_write_tokens,
+        "output": session.output_tokens,
+    }
+
+
 def list_as_json(sessions: Sequence[Session], previews: Mapping[str, str]) -> list[dict[str, Any]]:
     """The documented, stable JSON shape of ``list --json`` (see docs/cli.md)."""
     return [

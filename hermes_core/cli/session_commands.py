@@ -11,7 +11,7 @@ from .context import CliContext, cli_context
 from .echo import confirm, echo, echo_json
 from .errors import UserError, handle_user_errors
 from .formatting import iso_local, relative_time
-from .listing import list_as_json, render_list
+from .listing import list_as_json, render_list, session_tokens
 
 
 def register(sessions: typer.Typer) -> None:
@@ -61,6 +61,7 @@ def register(sessions: typer.Typer) -> None:
         found = store.get_session(store.resolve(session))
         if as_json:
             payload = list_as_json([found], store.previews([found.id]))[0]
+            payload["tokens"] = session_tokens(found)
             payload["messages"] = [
                 {
                     "id": m.id,
@@ -85,6 +86,12 @@ def register(sessions: typer.Typer) -> None:
             echo(f"  workspace: {found.workspace or '—'}   model: {found.model or '—'}")
         if found.parent_session_id:
             echo(f"  parent: {found.parent_session_id} ({found.parent_kind})")
+        tokens = session_tokens(found)
+        if any(tokens.values()):
+            echo(
+                f"  tokens: input {tokens['input']:,}   cache read {tokens['cache_read']:,}   "
+                f"cache write {tokens['cache_write']:,}   output {tokens['output']:,}"
+            )
         echo("")
         for message in store.iter_messages(found.id):
             echo(

@@ -88,6 +88,8 @@ def _joined(sessions: Sequence[Session]) -> Session:
         tool_call_count=sum(s.tool_call_count for s in sessions),
         input_tokens=sum(s.input_tokens for s in sessions),
         output_tokens=sum(s.output_tokens for s in sessions),
+        cache_read_tokens=sum(s.cache_read_tokens for s in sessions),
+        cache_write_tokens=sum(s.cache_write_tokens for s in sessions),
         cost_actual_usd=sum(actual) if actual else None,
         cost_estimated_usd=sum(estimated) if estimated else None,
         pinned=any(s.pinned for s in sessions),

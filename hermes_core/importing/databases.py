@@ -47,7 +47,8 @@ if TYPE_CHECKING:
 _KEPT_FIELDS = (
     "user_id", "model", "cwd", "git_branch", "git_repo_root", "chat_id", "chat_type",
     "thread_id", "session_key", "billing_provider", "cost_actual_usd", "cost_estimated_usd",
-    "input_tokens", "output_tokens", "ended_at", "end_reason",
+    "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "ended_at",
+    "end_reason",
 )  # fmt: skip
 
 
@@ -101,6 +102,8 @@ def fingerprint(snapshot: Session) -> str:
             snapshot.cost_actual_usd,
             snapshot.cost_estimated_usd,
             snapshot.billing_provider,
+            snapshot.cache_read_tokens,
+            snapshot.cache_write_tokens,
         ],
         separators=(",", ":"),
     )
@@ -352,6 +355,8 @@ class DatabaseImport:
             fields: dict[str, Any] = {
                 "input_tokens": snapshot.input_tokens,
                 "output_tokens": snapshot.output_tokens,
+                "cache_read_tokens": snapshot.cache_read_tokens,
+                "cache_write_tokens": snapshot.cache_write_tokens,
                 "cost_actual_usd": snapshot.cost_actual_usd,
                 "cost_estimated_usd": snapshot.cost_estimated_usd,
                 "billing_provider": snapshot.billing_provider,

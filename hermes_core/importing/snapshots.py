@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 _KEPT_FIELDS = (
     "user_id", "model", "cwd", "git_branch", "git_repo_root", "chat_id", "chat_type",
     "thread_id", "session_key", "billing_provider", "cost_actual_usd", "cost_estimated_usd",
-    "input_tokens", "output_tokens", "ended_at", "end_reason", "last_active_at",
+    "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "ended_at",
+    "end_reason", "last_active_at",
 )  # fmt: skip
 
 

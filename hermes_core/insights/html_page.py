@@ -128,6 +128,8 @@ def _cards(report: InsightsReport) -> str:
         '<dl class="cards">'
         + _card("Sessions", f"{totals.sessions:,}", f"{totals.messages:,} messages")
         + _card("Input tokens", f"{totals.input_tokens:,}")
+        + _card("Cache reads", f"{totals.cache_read_tokens:,}", "tokens read from the cache")
+        + _card("Cache writes", f"{totals.cache_write_tokens:,}", "tokens written to the cache")
         + _card("Output tokens", f"{totals.output_tokens:,}")
         + _card(
             "Cost",
@@ -255,15 +257,18 @@ def _models(report: InsightsReport) -> str:
             m.model or "(no model)",
             f"{m.usage.sessions:,}",
             f"{m.usage.input_tokens:,}",
+            f"{m.usage.cache_read_tokens:,}",
+            f"{m.usage.cache_write_tokens:,}",
             f"{m.usage.output_tokens:,}",
             _cost_cell(m.usage.cost),
         ]
         for m in report.by_model
     ]
+    headings = ["Model", "Sessions", "Input", "Cache read", "Cache write", "Output", "Cost"]
     return (
         '<section id="models"><h2>By model</h2>'
         + horizontal_bars("Tokens per model", bars)
-        + _table(["Model", "Sessions", "Input", "Output", "Cost"], rows, "model-table")
+        + _table(headings, rows, "model-table")
         + "</section>"
     )
 
@@ -278,7 +283,7 @@ def _largest(report: InsightsReport) -> str:
             s.source,
             s.model or "(no model)",
             f"{s.started_at:%Y-%m-%d %H:%M}",
-            f"{s.input_tokens + s.output_tokens:,}",
+            f"{s.tokens:,}",
             "?" if s.cost_usd is None else usd(s.cost_usd),
         ]
         for s in report.largest

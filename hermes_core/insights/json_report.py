@@ -37,6 +37,8 @@ def report_as_json(report: InsightsReport) -> dict[str, Any]:
                 else {
                     "input_per_mtok": m.price.input_per_mtok,
                     "output_per_mtok": m.price.output_per_mtok,
+                    "cache_read_per_mtok": m.price.cache_read_price,
+                    "cache_write_per_mtok": m.price.cache_write_price,
                 },
             }
             for m in report.by_model
@@ -68,6 +70,8 @@ def report_as_json(report: InsightsReport) -> dict[str, Any]:
                 "messages": s.messages,
                 "input_tokens": s.input_tokens,
                 "output_tokens": s.output_tokens,
+                "cache_read_tokens": s.cache_read_tokens,
+                "cache_write_tokens": s.cache_write_tokens,
                 "cost_usd": None if s.cost_usd is None else _usd(s.cost_usd),
                 "cost_source": s.cost_source,
             }
@@ -108,6 +112,8 @@ def _usage(usage: Usage) -> dict[str, Any]:
         "messages": usage.messages,
         "input_tokens": usage.input_tokens,
         "output_tokens": usage.output_tokens,
+        "cache_read_tokens": usage.cache_read_tokens,
+        "cache_write_tokens": usage.cache_write_tokens,
         "tool_calls": usage.tool_calls,
         "cost": _cost(usage.cost),
     }

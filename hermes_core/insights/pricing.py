@@ -17,15 +17,41 @@ TOKENS_PER_PRICE_UNIT = 1_000_000
 
 @dataclass(frozen=True, slots=True)
 class ModelPrice:
-    """USD per million tokens for one model."""
+    """USD per million tokens for one model. Prompt-cache reads and writes have their own
+    prices when the table gives them; without one they are priced as input."""
 
     input_per_mtok: float
     output_per_mtok: float
+    cache_read_per_mtok: float | None = None
+    cache_write_per_mtok: float | None = None
 
-    def estimate(self, input_tokens: int, output_tokens: int) -> float:
-        """The cost in USD of ``input_tokens`` read and ``output_tokens`` written."""
+    @property
+    def cache_read_price(self) -> float:
+        """USD per million cache-read tokens (the input price when the table gives none)."""
+        return self.input_per_mtok if self.cache_read_per_mtok is None else self.cache_read_per_mtok
+
+    @property
+    def cache_write_price(self) -> float:
+        """USD per million cache-write tokens (the input price when the table gives none)."""
+        if self.cache_write_per_mtok is None:
+            return self.input_per_mtok
+        return self.cache_write_per_mtok
+
+    def estimate(
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        cache_read_tokens: int = 0,
+        cache_write_tokens: int = 0,
+    ) -> float:
+        """The cost in USD of ``input_tokens`` read (outside the cache), ``output_tokens``
+        written, and ``cache_read_tokens``/``cache_write_tokens`` read from/written to the
+        prompt cache."""
         return (
-            input_tokens * self.input_per_mtok + output_tokens * self.output_per_mtok
+            input_tokens * self.input_per_mtok
+            + output_tokens * self.output_per_mtok
+            + cache_read_tokens * self.cache_read_price
+            + cache_write_tokens * self.cache_write_price
         ) / TOKENS_PER_PRICE_UNIT
 
 
@@ -43,12 +69,7 @@ class PriceTable:
     @classmethod
     def from_config(cls, table: Mapping[str, Any]) -> PriceTable:
         """The table from the checked ``insights.prices`` setting."""
-        return cls(
-            {
-                model: ModelPrice(float(price["input_per_mtok"]), float(price["output_per_mtok"]))
-                for model, price in table.items()
-            }
-        )
+        return cls({model: _price(price) for model, price in table.items()})
 
     def __len__(self) -> int:
         return len(self._prices)
@@ -70,3 +91,16 @@ class PriceTable:
             ):
                 best = entry
         return None if best is None else self._prices[best]
+
+
+def _price(entry: Mapping[str, Any]) -> ModelPrice:
+    def optional(name: str) -> float | None:
+        value = entry.get(name)
+        return None if value is None else float(value)
+
+    return ModelPrice(
+        float(entry["input_per_mtok"]),
+        float(entry["output_per_mtok"]),
+        optional("cache_read_per_mtok"),
+        optional("cache_write_per_mtok"),
+    )

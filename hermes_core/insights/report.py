@@ -72,15 +72,23 @@ class Usage:
     sessions: int = 0
     messages: int = 0
     input_tokens: int = 0
+    """Input tokens outside the prompt cache."""
     output_tokens: int = 0
     tool_calls: int = 0
     """Tool calls the assistant asked for."""
     cost: Cost = field(default_factory=Cost)
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def tokens(self) -> int:
-        """Input plus output tokens."""
-        return self.input_tokens + self.output_tokens
+        """Every token: input, prompt-cache reads and writes, output."""
+        return (
+            self.input_tokens
+            + self.cache_read_tokens
+            + self.cache_write_tokens
+            + (self.output_tokens)
+        )
 
     def plus(self, other: Usage) -> Usage:
         """Both sets together."""
@@ -91,6 +99,8 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.tool_calls + other.tool_calls,
             self.cost.plus(other.cost),
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
         )
 
 
@@ -143,6 +153,18 @@ class SessionCost:
     """None: the session stored no cost and its model has no price."""
     cost_source: str | None
     """``actual``, ``stored_estimate``, ``price_table`` or None (no cost known)."""
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+    @property
+    def tokens(self) -> int:
+        """Every token: input, prompt-cache reads and writes, output."""
+        return (
+            self.input_tokens
+            + self.cache_read_tokens
+            + self.cache_write_tokens
+            + (self.output_tokens)
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,7 +278,12 @@ def _usage(row: UsageRow, price: ModelPrice | None) -> Usage:
         actual_usd=row.actual_cost_usd,
         stored_estimate_usd=row.stored_estimate_usd,
         price_estimate_usd=(
-            price.estimate(row.uncosted_input_tokens, row.uncosted_output_tokens)
+            price.estimate(
+                row.uncosted_input_tokens,
+                row.uncosted_output_tokens,
+                row.uncosted_cache_read_tokens,
+                row.uncosted_cache_write_tokens,
+            )
             if price is not None
             else 0.0
         ),
@@ -266,7 +293,14 @@ def _usage(row: UsageRow, price: ModelPrice | None) -> Usage:
         unpriced_sessions=row.uncosted_with_tokens - priced,
     )
     return Usage(
-        row.sessions, row.messages, row.input_tokens, row.output_tokens, row.tool_calls, cost
+        row.sessions,
+        row.messages,
+        row.input_tokens,
+        row.output_tokens,
+        row.tool_calls,
+        cost,
+        row.cache_read_tokens,
+        row.cache_write_tokens,
     )
 
 
@@ -281,7 +315,10 @@ def _session_cost(row: SessionUsageRow, prices: PriceTable, zone: _dt.tzinfo | N
         if price is None:
             cost, source = None, None
         else:
-            cost, source = price.estimate(row.input_tokens, row.output_tokens), "price_table"
+            cost = price.estimate(
+                row.input_tokens, row.output_tokens, row.cache_read_tokens, row.cache_write_tokens
+            )
+            source = "price_table"
     return SessionCost(
         row.id,
         row.title,
@@ -293,6 +330,8 @@ def _session_cost(row: SessionUsageRow, prices: PriceTable, zone: _dt.tzinfo | N
         row.output_tokens,
         cost,
         source,
+        row.cache_read_tokens,
+        row.cache_write_tokens,
     )
 
 

@@ -49,6 +49,8 @@ def render(report: InsightsReport, console: Console) -> None:
     width = console.width
     console.print(_sources(report, width))
     console.print(_models(report, width))
+    if report.totals.cache_read_tokens or report.totals.cache_write_tokens:
+        console.print(_prompt_cache(report, width))
     if report.largest:
         console.print(_largest(report, width))
     if report.tools:
@@ -130,6 +132,8 @@ def _overview(report: InsightsReport) -> Text:
         ("Sessions", f"{totals.sessions:,}"),
         ("Messages", f"{totals.messages:,}"),
         ("Input tokens", f"{totals.input_tokens:,}"),
+        ("Cache reads", f"{totals.cache_read_tokens:,}"),
+        ("Cache writes", f"{totals.cache_write_tokens:,}"),
         ("Output tokens", f"{totals.output_tokens:,}"),
         (
             "Tool calls",
@@ -183,12 +187,29 @@ def _models(report: InsightsReport, width: int) -> Text:
     return _chart_table("By model", headings, rows, values, width)
 
 
+def _prompt_cache(report: InsightsReport, width: int) -> Text:
+    """Prompt-cache tokens per model (a table of its own, so the model table stays narrow);
+    shown when some session recorded any."""
+    cached = [m for m in report.by_model if m.usage.cache_read_tokens or m.usage.cache_write_tokens]
+    rows = [
+        [
+            m.model or "(no model)",
+            f"{m.usage.cache_read_tokens:,}",
+            f"{m.usage.cache_write_tokens:,}",
+        ]
+        for m in cached
+    ]
+    headings = ["Model", "Cache read", "Cache write"]
+    values = [m.usage.cache_read_tokens + m.usage.cache_write_tokens for m in cached]
+    return _chart_table("Prompt cache by model (tokens)", headings, rows, values, width)
+
+
 def _largest(report: InsightsReport, width: int) -> Text:
     rows = [
         [
             s.title or "(untitled)",
             s.id,
-            f"{s.input_tokens + s.output_tokens:,}",
+            f"{s.tokens:,}",
             "?"
             if s.cost_usd is None
             else ("" if s.cost_source == "actual" else "~") + usd(s.cost_usd),
@@ -196,7 +217,7 @@ def _largest(report: InsightsReport, width: int) -> Text:
         for s in report.largest
     ]
     headings = ["Largest sessions", "ID", "Tokens", "Cost"]
-    values = [s.input_tokens + s.output_tokens for s in report.largest]
+    values = [s.tokens for s in report.largest]
     return _chart_table("By session (most tokens)", headings, rows, values, width)
 
 

@@ -83,13 +83,20 @@ def _wanted(trace_complete: bool, table: str, column: str) -> str:
     return f"{column} IN (SELECT id FROM temp.{table})"
 
 
+def _backup_column(name: str, present: set[str]) -> str:
+    """The backup's value of a session column; a column a backup of an older schema lacks
+    (they were added with default 0) reads as that default."""
+    return f"b.{name}" if name in present else "0"
+
+
 def _add_sessions(db: sqlite3.Connection, trace: Trace) -> int:
     names = ", ".join(SESSION_COLUMNS)
+    present = {str(row[1]) for row in db.execute("PRAGMA backup.table_info(sessions)")}
     picked = ", ".join(
         "CASE WHEN b.title IN (SELECT title FROM main.sessions WHERE title IS NOT NULL) "
         "THEN NULL ELSE b.title END"
         if name == "title"
-        else f"b.{name}"
+        else _backup_column(name, present)
         for name in SESSION_COLUMNS
     )
     wanted = _wanted(trace.sessions_complete, "traced_sessions", "b.id")
@@ -107,7 +114,7 @@ def _add_sessions(db: sqlite3.Connection, trace: Trace) -> int:
     ]
     for session_id in rebuilt:
         columns = [name for name in SESSION_COLUMNS if name not in ("id", "title")]
-        assignments = ", ".join(f"{name} = b.{name}" for name in columns)
+        assignments = ", ".join(f"{name} = {_backup_column(name, present)}" for name in columns)
         db.execute(
             f"UPDATE main.sessions AS s SET {assignments} FROM backup.sessions AS b "
             "WHERE s.id = ? AND b.id = s.id",

@@ -25,8 +25,8 @@ from .connection import write_transaction
 from .imports import pending_appends, undo_pending_append
 
 REFRESHABLE_FIELDS = frozenset({
-    "ended_at", "end_reason", "input_tokens", "output_tokens", "cost_actual_usd",
-    "cost_estimated_usd", "billing_provider",
+    "ended_at", "end_reason", "input_tokens", "output_tokens", "cache_read_tokens",
+    "cache_write_tokens", "cost_actual_usd", "cost_estimated_usd", "billing_provider",
 })  # fmt: skip
 """Columns a later read of the foreign database may bring up to date (its session ended,
 used more tokens); titles, pins and the archive flag stay as the person left them here."""

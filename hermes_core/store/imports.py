@@ -234,6 +234,8 @@ class ImportedTotals:
     input_tokens: int = 0
     """Added to the session's totals (an append adds the new turns' usage)."""
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     cwd: str | None = None
     git_branch: str | None = None
     model: str | None = None
@@ -277,6 +279,8 @@ def finish_imported_session(
             "end_reason = coalesce(?, end_reason), "
             "last_active_at = max(last_active_at, coalesce(?, last_active_at)), "
             "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, "
+            "cache_read_tokens = cache_read_tokens + ?, "
+            "cache_write_tokens = cache_write_tokens + ?, "
             "cwd = coalesce(cwd, ?), git_branch = coalesce(?, git_branch), "
             "model = coalesce(?, model), metadata = ? WHERE id = ?",
             (
@@ -288,6 +292,8 @@ def finish_imported_session(
                 totals.ended_at,
                 totals.input_tokens,
                 totals.output_tokens,
+                totals.cache_read_tokens,
+                totals.cache_write_tokens,
                 totals.cwd,
                 totals.git_branch,
                 totals.model,

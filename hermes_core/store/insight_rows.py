@@ -9,8 +9,9 @@ rows. The meaning every backend must keep:
 - tool result rows count ``tool`` messages per tool name — the message's ``tool_name``, else the
   name of the assistant tool call with the same call id in the same session — and how many of
   them failed, by the rule :data:`TOOL_FAILURE_RULE` states;
-- the largest sessions are those with the most input plus output tokens (sessions with none
-  are left out), most first, at most :data:`LARGEST_SESSIONS`.
+- the largest sessions are those with the most tokens — input, prompt-cache reads and writes,
+  output (``selection_sql.SESSION_TOKENS_SQL``) — sessions with none left out, most first, at
+  most :data:`LARGEST_SESSIONS`; activity rows count the same tokens.
 """
 
 from __future__ import annotations
@@ -58,6 +59,12 @@ class UsageRow:
     uncosted_output_tokens: int
     first_started_at: float
     last_active_at: float
+    cache_read_tokens: int = 0
+    """Input tokens read from the prompt cache (not in ``input_tokens``)."""
+    cache_write_tokens: int = 0
+    """Input tokens written to the prompt cache (not in ``input_tokens``)."""
+    uncosted_cache_read_tokens: int = 0
+    uncosted_cache_write_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +76,7 @@ class ActivityRow:
     sessions: int
     messages: int
     tokens: int
-    """Input plus output tokens."""
+    """Every token: input, prompt-cache reads and writes, output."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +104,8 @@ class SessionUsageRow:
     output_tokens: int
     cost_actual_usd: float | None
     cost_estimated_usd: float | None
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,7 @@ from .insight_rows import (
     ToolResultRow,
     UsageRow,
 )
+from .selection_sql import SESSION_TOKENS_SQL
 
 _HEAD = "ltrim(substr(content, 1, 300), char(32, 9, 10, 13))"
 """The start of a message, leading white space removed (only the head is ever copied)."""
@@ -61,12 +62,17 @@ def usage_rows(
         "count(CASE WHEN s.cost_actual_usd IS NULL THEN s.cost_estimated_usd END), "
         "sum(s.cost_actual_usd IS NULL AND s.cost_estimated_usd IS NULL), "
         "sum(s.cost_actual_usd IS NULL AND s.cost_estimated_usd IS NULL "
-        "    AND s.input_tokens + s.output_tokens > 0), "
+        f"    AND {SESSION_TOKENS_SQL} > 0), "
         "sum(CASE WHEN s.cost_actual_usd IS NULL AND s.cost_estimated_usd IS NULL "
         "    THEN s.input_tokens ELSE 0 END), "
         "sum(CASE WHEN s.cost_actual_usd IS NULL AND s.cost_estimated_usd IS NULL "
         "    THEN s.output_tokens ELSE 0 END), "
-        "min(s.started_at), max(s.last_active_at) "
+        "min(s.started_at), max(s.last_active_at), "
+        "sum(s.cache_read_tokens), sum(s.cache_write_tokens), "
+        "sum(CASE WHEN s.cost_actual_usd IS NULL AND s.cost_estimated_usd IS NULL "
+        "    THEN s.cache_read_tokens ELSE 0 END), "
+        "sum(CASE WHEN s.cost_actual_usd IS NULL AND s.cost_estimated_usd IS NULL "
+        "    THEN s.cache_write_tokens ELSE 0 END) "
         f"FROM sessions s WHERE {where} GROUP BY s.source, s.model ORDER BY s.source, s.model",
         list(params),
     )
@@ -89,6 +95,10 @@ def usage_rows(
             uncosted_output_tokens=row[14],
             first_started_at=row[15],
             last_active_at=row[16],
+            cache_read_tokens=row[17],
+            cache_write_tokens=row[18],
+            uncosted_cache_read_tokens=row[19],
+            uncosted_cache_write_tokens=row[20],
         )
         for row in rows
     ]
@@ -101,7 +111,7 @@ def activity_rows(
     size = ACTIVITY_BUCKET_SECONDS
     rows = connection.execute(
         f"SELECT CAST(s.started_at / {size} AS INTEGER) AS bucket, count(*), "
-        "sum(s.message_count), sum(s.input_tokens + s.output_tokens) "
+        f"sum(s.message_count), sum({SESSION_TOKENS_SQL}) "
         f"FROM sessions s WHERE {where} GROUP BY bucket ORDER BY bucket",
         list(params),
     )
@@ -151,12 +161,13 @@ def largest_session_rows(
     params: Sequence[object],
     limit: int = LARGEST_SESSIONS,
 ) -> list[SessionUsageRow]:
-    """The ``limit`` sessions matching ``where`` with the most input plus output tokens."""
+    """The ``limit`` sessions matching ``where`` with the most tokens."""
     rows = connection.execute(
         "SELECT s.id, s.title, s.source, s.model, s.started_at, s.message_count, "
-        "s.input_tokens, s.output_tokens, s.cost_actual_usd, s.cost_estimated_usd "
-        f"FROM sessions s WHERE {where} AND s.input_tokens + s.output_tokens > 0 "
-        "ORDER BY s.input_tokens + s.output_tokens DESC, s.id LIMIT ?",
+        "s.input_tokens, s.output_tokens, s.cost_actual_usd, s.cost_estimated_usd, "
+        "s.cache_read_tokens, s.cache_write_tokens "
+        f"FROM sessions s WHERE {where} AND {SESSION_TOKENS_SQL} > 0 "
+        f"ORDER BY {SESSION_TOKENS_SQL} DESC, s.id LIMIT ?",
         [*params, limit],
     )
     return [SessionUsageRow(*row) for row in rows]

@@ -13,7 +13,7 @@ SESSION_COLUMNS = (
     "parent_session_id, parent_kind, started_at, ended_at, end_reason, last_active_at, cwd, "
     "git_branch, git_repo_root, chat_id, chat_type, thread_id, session_key, billing_provider, "
     "cost_actual_usd, cost_estimated_usd, input_tokens, output_tokens, message_count, "
-    "tool_call_count, pinned, archived, metadata"
+    "tool_call_count, pinned, archived, metadata, cache_read_tokens, cache_write_tokens"
 )
 SESSION_COLUMNS_QUALIFIED = ", ".join(f"s.{name.strip()}" for name in SESSION_COLUMNS.split(","))
 
@@ -67,6 +67,8 @@ def session_from_row(
         pinned,
         archived,
         metadata,
+        cache_read_tokens,
+        cache_write_tokens,
     ) = tuple(row)
     return Session(
         id=session_id,
@@ -100,6 +102,8 @@ def session_from_row(
         pinned=bool(pinned),
         archived=bool(archived),
         metadata=_json_or_none(metadata) or {},
+        cache_read_tokens=cache_read_tokens,
+        cache_write_tokens=cache_write_tokens,
     )
 
 

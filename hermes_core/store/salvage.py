@@ -42,9 +42,12 @@ SESSION_COLUMNS = (
     "end_reason", "last_active_at", "cwd", "git_branch", "git_repo_root", "chat_id",
     "chat_type", "thread_id", "session_key", "billing_provider", "cost_actual_usd",
     "cost_estimated_usd", "input_tokens", "output_tokens", "message_count", "tool_call_count",
-    "pinned", "archived", "metadata",
+    "pinned", "archived", "metadata", "cache_read_tokens", "cache_write_tokens",
 )  # fmt: skip
-"""The stored columns of ``sessions``, in the order of the file's records (schema v1–v4)."""
+"""The stored columns of ``sessions``, in the order of the file's records. Rows written before
+schema 6 added the last two columns end before them (SQLite reads them as their default)."""
+ADDED_SESSION_COLUMNS = 2
+"""How many of the last ``SESSION_COLUMNS`` a row may lack (added by ``ALTER TABLE``: 0)."""
 MESSAGE_COLUMNS = (
     "id", "session_id", "role", "content", "tool_calls", "tool_call_id", "tool_name",
     "reasoning", "timestamp", "token_count", "platform_message_id",
@@ -160,20 +163,29 @@ class _Shape:
     columns: Sequence[str]
     kinds: Sequence[tuple[str, ...]]
     check: Callable[[list[Value]], bool] = lambda values: True
+    added: int = 0
+    """How many trailing columns were added to the table later (``ALTER TABLE … ADD COLUMN``,
+    default 0): a record written before has that many fewer values."""
+
+    def _counts(self, found: int) -> bool:
+        return len(self.kinds) - self.added <= found <= len(self.kinds)
 
     def fits(self, serials: list[int]) -> bool:
-        if len(serials) != len(self.kinds):
+        if not self._counts(len(serials)):
             return False
-        return all(_kind(s) in allowed for s, allowed in zip(serials, self.kinds, strict=True))
+        return all(_kind(s) in allowed for s, allowed in zip(serials, self.kinds, strict=False))
 
     def row(self, values: list[Value], whole: bool) -> tuple[Value, ...] | None:
-        """The row's values when the record is whole and fits the shape."""
-        if not whole or len(values) != len(self.kinds):
+        """The row's values when the record is whole and fits the shape (the columns added
+        later filled with their default, as SQLite reads them)."""
+        if not whole or not self._counts(len(values)):
             return None
-        for value, allowed in zip(values, self.kinds, strict=True):
+        for value, allowed in zip(values, self.kinds, strict=False):
             if _value_kind(value) not in allowed:
                 return None
-        return tuple(values) if self.check(values) else None
+        if not self.check(values):
+            return None
+        return tuple(values) + (0,) * (len(self.kinds) - len(values))
 
 
 def _value_kind(value: Value) -> str:
@@ -193,7 +205,10 @@ for _name in ("started_at", "last_active_at"):
     _SESSION_KINDS[SESSION_COLUMNS.index(_name)] = _NUMBER
 for _name in ("ended_at", "cost_actual_usd", "cost_estimated_usd"):
     _SESSION_KINDS[SESSION_COLUMNS.index(_name)] = _NUMBER_OR_NULL
-for _name in ("input_tokens", "output_tokens", "message_count", "tool_call_count", "pinned"):
+for _name in (
+    "input_tokens", "output_tokens", "message_count", "tool_call_count", "pinned",
+    "cache_read_tokens", "cache_write_tokens",
+):  # fmt: skip
     _SESSION_KINDS[SESSION_COLUMNS.index(_name)] = (_INT,)
 _SESSION_KINDS[SESSION_COLUMNS.index("archived")] = (_INT,)
 
@@ -211,7 +226,7 @@ _MESSAGE_KINDS: list[tuple[str, ...]] = [
     _TEXT_OR_NULL,  # platform_message_id
 ]
 
-SESSIONS = _Shape("sessions", SESSION_COLUMNS, _SESSION_KINDS)
+SESSIONS = _Shape("sessions", SESSION_COLUMNS, _SESSION_KINDS, added=ADDED_SESSION_COLUMNS)
 MESSAGES = _Shape("messages", MESSAGE_COLUMNS, _MESSAGE_KINDS)
 PROMPTS = _Shape(
     "system_prompts",
@@ -529,6 +544,8 @@ class _Salvager:
                 "last_active_at": last,
                 "input_tokens": 0,
                 "output_tokens": 0,
+                "cache_read_tokens": 0,
+                "cache_write_tokens": 0,
                 "message_count": 0,
                 "tool_call_count": 0,
                 "pinned": 0,

@@ -25,6 +25,10 @@ Version history:
    sessions stats`` counts them without reading the messages. FTS5's automatic merging of the
    word index is turned off (``automerge = 0``): the store's background maintenance thread
    merges instead (:func:`fulltext.merge_step`), off the writer's path.
+6. ``sessions.cache_read_tokens`` and ``sessions.cache_write_tokens``: input tokens read from
+   and written to the provider's prompt cache, counted apart from ``input_tokens`` (they are
+   priced differently). Existing sessions get 0: what their importer counted stays in
+   ``input_tokens`` until they are imported again.
 """
 
 from __future__ import annotations
@@ -218,12 +222,24 @@ def _migrate_to_5(connection: sqlite3.Connection) -> None:
     connection.execute("DROP TABLE temp.reindexed")
 
 
+_V6 = """
+ALTER TABLE sessions ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0
+"""
+
+
+def _migrate_to_6(connection: sqlite3.Connection) -> None:
+    for statement in _split_statements(_V6):
+        connection.execute(statement)
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migrate_to_1,
     _migrate_to_2,
     _migrate_to_3,
     _migrate_to_4,
     _migrate_to_5,
+    _migrate_to_6,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

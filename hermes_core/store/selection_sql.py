@@ -56,9 +56,15 @@ _TIME_CONDITIONS = {
     "before": "s.started_at < ?",
     "after": "s.started_at >= ?",
 }
+SESSION_TOKENS_SQL = (
+    "(s.input_tokens + s.cache_read_tokens + s.cache_write_tokens + s.output_tokens)"
+)
+"""Every token a session's model read or wrote: input, prompt-cache reads and writes, output
+(what ``--min-tokens``, the largest sessions of ``insights`` and its activity count)."""
+
 _MEASURES = {
     "messages": "s.message_count",
-    "tokens": "(s.input_tokens + s.output_tokens)",
+    "tokens": SESSION_TOKENS_SQL,
     "cost": "coalesce(s.cost_actual_usd, s.cost_estimated_usd)",
     "tool_calls": "s.tool_call_count",
 }

@@ -28,14 +28,14 @@ MAX_SOURCE_LENGTH = 64
 CREATABLE_FIELDS = frozenset({
     "user_id", "model", "cwd", "git_branch", "git_repo_root", "chat_id", "chat_type",
     "thread_id", "session_key", "billing_provider", "cost_actual_usd", "cost_estimated_usd",
-    "input_tokens", "output_tokens", "pinned", "archived", "ended_at", "end_reason",
-    "last_active_at", "title_source",
+    "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "pinned",
+    "archived", "ended_at", "end_reason", "last_active_at", "title_source",
 })  # fmt: skip
 """Session columns a caller may set directly when creating a session."""
 
 _TIMES = ("ended_at", "last_active_at")
 _COSTS = ("cost_actual_usd", "cost_estimated_usd")
-_TOKENS = ("input_tokens", "output_tokens")
+_TOKENS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 _FLAGS = ("pinned", "archived")
 _TEXTS = (
     "user_id", "model", "cwd", "git_branch", "git_repo_root", "chat_id", "chat_type",

@@ -97,6 +97,8 @@ class Session:
     cost_actual_usd: float | None = None
     cost_estimated_usd: float | None = None
     input_tokens: int = 0
+    """Input tokens the model read that were neither read from nor written to its prompt
+    cache (those are counted in ``cache_read_tokens`` / ``cache_write_tokens``)."""
     output_tokens: int = 0
     message_count: int = 0
     tool_call_count: int = 0
@@ -104,6 +106,10 @@ class Session:
     archived: bool = False
     metadata: dict[str, Any] = field(default_factory=dict)
     """Free-form extra data (provenance of imports, platform details)."""
+    cache_read_tokens: int = 0
+    """Input tokens read from the provider's prompt cache (priced lower than input)."""
+    cache_write_tokens: int = 0
+    """Input tokens written to the provider's prompt cache (priced higher than input)."""
 
     @property
     def is_active(self) -> bool:
@@ -247,7 +253,12 @@ class ImportedSession:
     git_branch: str | None = None
     model: str | None = None
     input_tokens: int = 0
+    """Input tokens neither read from nor written to a prompt cache."""
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    """Input tokens read from the prompt cache (kept out of ``input_tokens``)."""
+    cache_write_tokens: int = 0
+    """Input tokens written to the prompt cache (kept out of ``input_tokens``)."""
     parent_foreign_id: str | None = None
     """Set on delegate/subagent transcripts: the foreign id of the session they worked for."""
     cursor: str | None = None

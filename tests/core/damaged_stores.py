@@ -142,7 +142,8 @@ SESSION_SQL = (
     "parent_session_id, parent_kind, started_at, ended_at, end_reason, last_active_at, cwd, "
     "git_branch, git_repo_root, chat_id, chat_type, thread_id, session_key, billing_provider, "
     "cost_actual_usd, cost_estimated_usd, input_tokens, output_tokens, message_count, "
-    "tool_call_count, pinned, archived, metadata FROM sessions"
+    "tool_call_count, pinned, archived, metadata, cache_read_tokens, cache_write_tokens "
+    "FROM sessions"
 )
 MESSAGE_SQL = (
     "SELECT id, session_id, role, content, tool_calls, tool_call_id, tool_name, reasoning, "
@@ -150,6 +151,8 @@ MESSAGE_SQL = (
 )
 COUNTERS = slice(26, 28)
 """Where ``message_count`` and ``tool_call_count`` sit in a session row of SESSION_SQL."""
+METADATA = 30
+"""Where ``metadata`` sits in a session row of SESSION_SQL."""
 
 
 def contents(path: Path) -> Contents:

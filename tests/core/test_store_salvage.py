@@ -15,6 +15,7 @@ import pytest
 from damaged_stores import (
     COUNTERS,
     MESSAGE_SQL,
+    METADATA,
     PAGE,
     Contents,
     build_corpus,
@@ -49,7 +50,7 @@ def _check_salvage(target: Path, report: SalvageReport, truth: Contents) -> None
     rebuilt = 0
     for session_id, row in kept.sessions.items():
         original = truth.sessions[session_id]
-        if row[-1] is not None and "lost to damage" in str(row[-1]):
+        if row[METADATA] is not None and "lost to damage" in str(row[METADATA]):
             rebuilt += 1
             assert row[3] in (original[3], None)  # the title, when an index still had it
             continue
@@ -211,3 +212,41 @@ def test_salvage_of_a_file_that_is_not_a_database_keeps_nothing(tmp_path: Path) 
     assert not report.sessions_held.exact and not report.messages_held.exact
     assert not trace.session_ids and not report.schema_found
     assert integrity(tmp_path / "salvaged.db") == ("ok", True)
+
+
+def test_salvage_reads_session_rows_from_before_and_after_the_cache_columns(
+    tmp_path: Path,
+) -> None:
+    """Rows written before schema 6 end before its two columns (SQLite reads them as 0);
+    salvage keeps both kinds."""
+    from hermes_core.store import SessionStore
+    from hermes_core.store.connection import open_connection
+    from hermes_core.store.schema import migrate
+
+    home = tmp_path / "home"
+    home.mkdir()
+    connection = open_connection(home / STATE_DB_NAME)
+    try:
+        migrate(connection, target=5)
+        connection.execute(
+            "INSERT INTO sessions (id, source, started_at, last_active_at, input_tokens) "
+            "VALUES ('20240101_000000_abcdef', 'cli', 1704067200, 1704067300, 42)"
+        )
+    finally:
+        connection.close()
+    with SessionStore.open(home) as store:
+        newer = store.create_session(input_tokens=5, cache_read_tokens=700, cache_write_tokens=9)
+        store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    report, _trace = salvage(home / STATE_DB_NAME, tmp_path / "salvaged.db")
+    assert report.sessions_kept == 2
+    read = sqlite3.connect(tmp_path / "salvaged.db")
+    try:
+        rows = dict(
+            ((row[0], row[1:]))
+            for row in read.execute(
+                "SELECT id, input_tokens, cache_read_tokens, cache_write_tokens FROM sessions"
+            )
+        )
+    finally:
+        read.close()
+    assert rows == {"20240101_000000_abcdef": (42, 0, 0), newer.id: (5, 700, 9)}

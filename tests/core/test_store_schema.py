@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import stat
 from pathlib import Path
@@ -231,3 +232,40 @@ def test_unreadable_location_is_store_unavailable(tmp_path: Path) -> None:
     blocker.write_text("x")
     with pytest.raises(StoreUnavailable):
         SessionStore.open(blocker / "home")
+
+
+def _build_v5_store_with_a_claude_session(path: Path) -> None:
+    """A store as schema 5 left it: a session whose input counts its cache reads too."""
+    connection = open_connection(path)
+    try:
+        assert migrate(connection, target=5) == 0
+        connection.execute("BEGIN")
+        connection.execute(
+            "INSERT INTO sessions (id, source, started_at, last_active_at, input_tokens, "
+            "output_tokens) VALUES ('20240101_000000_abcdef', 'claude-code', 1704067200, "
+            "1704067300, 16790991, 49467)"
+        )
+        connection.execute("COMMIT")
+    finally:
+        connection.close()
+
+
+def test_v5_store_upgrades_through_the_installed_hermes_with_no_cache_figures(
+    tmp_path: Path,
+) -> None:
+    _build_v5_store_with_a_claude_session(tmp_path / STATE_DB_NAME)
+    shown = run_hermes_in(tmp_path, "sessions", "show", "--json", "20240101_000000_abcdef")
+    assert shown.returncode == 0, shown.stderr
+    # What was counted before stays where it was: the upgrade cannot tell cache apart.
+    assert json.loads(shown.stdout)["tokens"] == {
+        "input": 16790991,
+        "cache_read": 0,
+        "cache_write": 0,
+        "output": 49467,
+    }
+    with SessionStore.open(tmp_path) as store:
+        assert _pragma(store, "user_version") == SCHEMA_VERSION
+        later = store.create_session(cache_read_tokens=7, cache_write_tokens=3)
+        assert (later.cache_read_tokens, later.cache_write_tokens) == (7, 3)
+        old = store.get_session("20240101_000000_abcdef")
+        assert (old.cache_read_tokens, old.cache_write_tokens) == (0, 0)

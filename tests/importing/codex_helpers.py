@@ -75,8 +75,12 @@ def tool_call(name: str, call_id: str, second: int = 0) -> str:
     return line("response_item", payload, second)
 
 
-def tokens(total_in: int, total_out: int, second: int = 0) -> str:
+def tokens(total_in: int, total_out: int, second: int = 0, *, cached: int | None = None) -> str:
+    """A ``token_count`` event of cumulative totals (``cached``: the cached part of the
+    input, as Codex reports it in ``cached_input_tokens``)."""
     usage = {"input_tokens": total_in, "output_tokens": total_out}
+    if cached is not None:
+        usage["cached_input_tokens"] = cached
     info = {"total_token_usage": usage, "last_token_usage": usage}
     return line("event_msg", {"type": "token_count", "info": info}, second)
 

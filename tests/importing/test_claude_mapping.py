@@ -63,14 +63,19 @@ def test_2_1_session_metadata_comes_from_the_records() -> None:
     assert session.started_at is not None and session.ended_at is not None
     assert session.ended_at - session.started_at == pytest.approx(180.1)
     # Usage once per message.id (the last line of msg_01 wins), cache reads and writes
-    # counted as input; the synthetic record counts nothing.
-    assert session.input_tokens == (10 + 1000 + 200) + (20 + 2000) + (30 + 3000) + (40 + 4000)
+    # counted apart from input; the synthetic record counts nothing.
+    assert session.input_tokens == 10 + 20 + 30 + 40
+    assert session.cache_read_tokens == 1000 + 2000 + 3000 + 4000
+    assert session.cache_write_tokens == 200
     assert session.output_tokens == 60 + 30 + 80 + 20
     assert session.warnings == {"unknown record type": 1}
     # It ends in an answer (which could still be growing): read again from its first line.
-    offset, reported_in, reported_out = map(int, (session.cursor or "").split(":"))
+    offset, reported_in, reported_out, reported_read, reported_write = map(
+        int, (session.cursor or "").split(":")
+    )
     assert 0 < offset < S21.stat().st_size and session.open_tail == 1
     assert 0 < reported_in <= session.input_tokens and 0 < reported_out <= session.output_tokens
+    assert (reported_read, reported_write) == (4000, 0)  # the last answer's cache reads
     assert session.parent_foreign_id is None
 
 

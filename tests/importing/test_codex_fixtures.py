@@ -29,9 +29,12 @@ class Expected:
     cwd: str | None
     model: str | None
     tokens: tuple[int, int]
+    """Input (its cached part left out) and output tokens."""
     warnings: dict[str, int]
     notes: tuple[str, ...] = ()
     """``[ran tool: …]`` notes expected somewhere in the assistant turns."""
+    cached: int = 0
+    """Codex's ``cached_input_tokens``: the session's cache reads."""
 
 
 EXPECTED = {
@@ -44,7 +47,8 @@ EXPECTED = {
         roles="ua",
         cwd="/tmp/agent-history-real-agent/codex/workspace",
         model="gpt-5.5",
-        tokens=(22539, 10),
+        tokens=(22539 - 20864, 10),
+        cached=20864,
         warnings={},
     ),
     "codex/jazzyalex-agent-sessions/stage0-codex-small.SCRUBBED-COMPOSITE.jsonl": Expected(
@@ -53,7 +57,8 @@ EXPECTED = {
         roles="uauu",
         cwd="/tmp/repo",
         model="gpt-5.6-sol",
-        tokens=(16341, 81),
+        tokens=(16341 - 3584, 81),
+        cached=3584,
         warnings={},
         notes=(
             "shell",
@@ -129,6 +134,7 @@ def test_codex_fixture_reads_into_its_transcript(relative: str) -> None:
     assert session.cwd == expected.cwd
     assert session.model == expected.model
     assert (session.input_tokens, session.output_tokens) == expected.tokens
+    assert (session.cache_read_tokens, session.cache_write_tokens) == (expected.cached, 0)
     assert session.warnings == expected.warnings
     assert session.cursor is not None
     offset = int(session.cursor.split(":")[0])  # the end, or the last prompt's line

@@ -82,7 +82,9 @@ def test_importing_a_rollout_stores_an_ended_session_and_prints_how_to_resume(
         "fix/leap-years",
         "gpt-5.2-codex",
     )
-    assert (session.input_tokens, session.output_tokens) == (25000, 900)
+    # Codex's input (25,000) includes its cached input (20,000), stored as cache reads.
+    assert (session.input_tokens, session.output_tokens) == (5000, 900)
+    assert (session.cache_read_tokens, session.cache_write_tokens) == (20000, 0)
     provenance = session.metadata["imported_from"]
     assert provenance["tool"] == "codex"
     assert provenance["foreign_id"] == "0195a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
@@ -114,7 +116,7 @@ def test_a_rollout_that_grew_appends_its_new_turns_to_the_same_session(tmp_path:
         handle.write(
             user_event("And push it, please.", 200)
             + agent_event("Pushed to origin/fix/leap-years.", 201)
-            + tokens(26000, 950, 202)
+            + tokens(26000, 950, 202, cached=20500)
         )
     grown = run_hermes(tmp_path, "sessions", "import", "--from", "codex", str(log))
     assert grown.returncode == 0, grown.stderr
@@ -126,7 +128,9 @@ def test_a_rollout_that_grew_appends_its_new_turns_to_the_same_session(tmp_path:
         "And push it, please.",
         "Pushed to origin/fix/leap-years.",
     ]
-    assert (session.input_tokens, session.output_tokens) == (26000, 950)
+    # Codex's input includes its cached input; stored apart: 26,000 - 20,500 and 20,500.
+    assert (session.input_tokens, session.output_tokens) == (5500, 950)
+    assert (session.cache_read_tokens, session.cache_write_tokens) == (20500, 0)
     assert session.title is not None and session.title.startswith("Imported from Codex CLI: The")
 
 

@@ -61,15 +61,19 @@ def test_envelope_rollout_metadata_comes_from_its_own_records() -> None:
     assert session.started_at == utc("2026-03-14T08:30:00")
     assert session.ended_at == utc("2026-03-14T08:31:03.500")
     # cumulative totals: the repeated token_count event is not counted twice
-    assert (session.input_tokens, session.output_tokens) == (25000, 900)
+    # Codex's input (25,000) includes its cached input (20,000), stored as cache reads.
+    assert (session.input_tokens, session.output_tokens) == (5000, 900)
+    assert (session.cache_read_tokens, session.cache_write_tokens) == (20000, 0)
     assert session.title_hint == (
         "Imported from Codex CLI: The tide table for 29 February is wrong; leap years are not…"
     )
     assert len(session.title_hint.removeprefix("Imported from Codex CLI: ")) == 60
     assert session.warnings == {}
-    # Read again from the last prompt's line next time, 25000/900 reported already.
+    # Read again from the last prompt's line next time, 25000/900 (20000 cached) reported
+    # already: the totals there, then the totals reported, each with their cached input.
     offset, *counts = map(int, (session.cursor or "").split(":"))
-    assert 0 < offset < ENVELOPE_SAMPLE.stat().st_size and counts[-2:] == [25000, 900]
+    assert 0 < offset < ENVELOPE_SAMPLE.stat().st_size and counts[-3:] == [25000, 900, 20000]
+    assert len(counts) == 6
     assert session.open_tail > 0
     assert session.parent_foreign_id is None and session.snapshot is None
 

@@ -86,7 +86,8 @@ def test_an_imported_session_is_ended_titled_and_keeps_its_provenance(
     assert (session.cwd, session.git_branch, session.model) == (
         "/home/ana/src/parser", "fix/tabs", "claude-opus-4-7",
     )  # fmt: skip
-    assert (session.input_tokens, session.output_tokens) == (10300, 190)
+    assert (session.input_tokens, session.output_tokens) == (100, 190)
+    assert (session.cache_read_tokens, session.cache_write_tokens) == (10000, 200)
     assert session.message_count == 4
     assert session.metadata["imported_from"] == {
         "tool": "claude",

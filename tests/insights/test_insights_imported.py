@@ -59,7 +59,12 @@ def test_an_imported_claude_session_is_priced_from_the_table(tmp_path: Path) -> 
     assert sizes == [(30, 42), (4, 6), (2, 3)]
     [model] = report["by_model"]
     assert model["model"] == "claude-sonnet-4-20250514"
-    assert model["price"] == {"input_per_mtok": 3.0, "output_per_mtok": 15.0}
+    assert model["price"] == {  # no cache prices in the table: cache tokens priced as input
+        "input_per_mtok": 3.0,
+        "output_per_mtok": 15.0,
+        "cache_read_per_mtok": 3.0,
+        "cache_write_per_mtok": 3.0,
+    }
     assert totals["cost"]["price_estimate_usd"] == pytest.approx((36 * 3 + 51 * 15) / 1e6)
     assert totals["cost"]["price_estimate_sessions"] == 3
     assert report["unpriced"] == {"sessions": 0, "models": []}

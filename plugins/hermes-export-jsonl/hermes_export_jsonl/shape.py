@@ -101,7 +101,10 @@ _SESSION_TEXT = (
     "thread_id", "session_key", "billing_provider",
 )  # fmt: skip
 _SESSION_NUMBERS = ("ended_at", "last_active_at", "cost_actual_usd", "cost_estimated_usd")
-_SESSION_COUNTS = ("input_tokens", "output_tokens", "message_count", "tool_call_count")
+_SESSION_COUNTS = (
+    "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "message_count",
+    "tool_call_count",
+)  # fmt: skip
 _SESSION_FLAGS = ("pinned", "archived")
 _SESSION_OBJECTS = ("model_config", "metadata")
 _MESSAGE_TEXT = ("tool_call_id", "tool_name", "reasoning", "platform_message_id")

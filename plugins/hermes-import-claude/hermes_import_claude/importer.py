@@ -32,7 +32,7 @@ from .discovery import (
 )
 from .records import LineReader
 from .text import short_title
-from .transcript import Transcript, timestamp_of
+from .transcript import TokenCounts, Transcript, timestamp_of
 
 SOURCE = "claude-code"
 LABEL = "Claude Code"
@@ -156,15 +156,23 @@ class ClaudeCodeImporter:
             sidechain_messages[key].extend(side.finish())
         warnings.update(reader.warnings)
         session.warnings = dict(warnings)
-        reported_in, reported_out = _reported_tokens(resume_from)
+        reported = _reported_tokens(resume_from)
         _fill(session, transcript, TITLE_PREFIX if start == 0 else None)
-        session.input_tokens = max(0, transcript.input_tokens - reported_in)
-        session.output_tokens = max(0, transcript.output_tokens - reported_out)
+        (
+            session.input_tokens,
+            session.output_tokens,
+            session.cache_read_tokens,
+            session.cache_write_tokens,
+        ) = (max(0, now - before) for now, before in zip(transcript.tokens, reported, strict=True))
         if open_turn:
-            before_in, before_out = transcript.tokens_before_turn
-            tail_in = transcript.input_tokens - before_in
-            tail_out = transcript.output_tokens - before_out
-            session.cursor = f"{turn_start}:{tail_in}:{tail_out}"
+            tail = (
+                now - before
+                for now, before in zip(transcript.tokens, transcript.tokens_before_turn, strict=True)
+            )
+            parts = list(tail)
+            if not any(parts[2:]):  # no cache tokens: the shorter form
+                parts = parts[:2]
+            session.cursor = ":".join(str(part) for part in (turn_start, *parts))
             session.open_tail = 1 if answer_pending else 0
         else:
             session.cursor = str(reader.cursor)
@@ -266,6 +274,8 @@ def _fill(session: ImportedSession, transcript: Transcript, title_prefix: str | 
     session.model = transcript.model
     session.input_tokens = transcript.input_tokens
     session.output_tokens = transcript.output_tokens
+    session.cache_read_tokens = transcript.cache_read_tokens
+    session.cache_write_tokens = transcript.cache_write_tokens
     if title_prefix is not None:
         text = transcript.title_text()
         session.title_hint = title_prefix + text if text else None
@@ -292,9 +302,10 @@ def _sidechain_key(record: dict[str, Any], agent_of: dict[str, str]) -> str:
 
 def _offset(cursor: str | None) -> int:
     """The byte offset in a cursor this importer gave; 0 (the whole file) otherwise. A
-    cursor is ``OFFSET`` (read on from there), or ``OFFSET:IN:OUT`` when the last answer was
-    still being written: it begins at ``OFFSET``, and ``IN``/``OUT`` tokens of it were
-    reported already."""
+    cursor is ``OFFSET`` (read on from there), or ``OFFSET:IN:OUT:CACHE_READ:CACHE_WRITE``
+    when the last answer was still being written: it begins at ``OFFSET``, and those tokens
+    of it were reported already (``OFFSET:IN:OUT`` from before cache tokens were counted
+    apart)."""
     if cursor is None:
         return 0
     try:
@@ -304,13 +315,14 @@ def _offset(cursor: str | None) -> int:
     return max(0, offset)
 
 
-def _reported_tokens(cursor: str | None) -> tuple[int, int]:
-    """The input and output tokens an earlier read reported for the answer a cursor reads
-    again (``OFFSET:IN:OUT``); (0, 0) for any other cursor."""
-    parts = (cursor or "").split(":")
-    if len(parts) != 3:
-        return 0, 0
+def _reported_tokens(cursor: str | None) -> TokenCounts:
+    """The input, output, cache-read and cache-write tokens an earlier read reported for the
+    answer a cursor reads again; none for any other cursor."""
+    parts = (cursor or "").split(":")[1:]
+    if len(parts) not in (2, 4):
+        return 0, 0, 0, 0
     try:
-        return max(0, int(parts[1])), max(0, int(parts[2]))
+        counts = [max(0, int(part)) for part in parts] + [0, 0]
     except ValueError:
-        return 0, 0
+        return 0, 0, 0, 0
+    return counts[0], counts[1], counts[2], counts[3]

@@ -15,9 +15,10 @@ are left out silently. Turns:
   is kept as a user message marked as such.
 
 Token usage is counted once per API message (``message.id``, else ``requestId``): every line
-of a streamed response repeats it, and the last line's figures win. Input tokens include
-cache reads and writes (what the model read). Synthetic records (``<synthetic>`` model, API
-errors) count nothing.
+of a streamed response repeats it, and the last line's figures win. Prompt-cache reads
+(``cache_read_input_tokens``) and writes (``cache_creation_input_tokens``) are counted apart
+from the input tokens, as the API reports them (they are priced differently). Synthetic
+records (``<synthetic>`` model, API errors) count nothing.
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ class Transcript:
         """The title Claude Code generated for it (the last ``ai-title`` record)."""
         self.input_tokens = 0
         self.output_tokens = 0
+        self.cache_read_tokens = 0
+        self.cache_write_tokens = 0
         self.emitted = 0
         self._pending: list[str] = []
         self._pending_at: float | None = None
@@ -91,8 +94,18 @@ class Transcript:
         self._turn_open = False
         self.turns_opened = 0
         """How many assistant turns began (see :attr:`tokens_before_turn`)."""
-        self.tokens_before_turn = (0, 0)
-        """Input and output tokens counted before the assistant turn begun last."""
+        self.tokens_before_turn: TokenCounts = (0, 0, 0, 0)
+        """:attr:`tokens` as they were before the assistant turn begun last."""
+
+    @property
+    def tokens(self) -> TokenCounts:
+        """Input, output, cache-read and cache-write tokens counted so far."""
+        return (
+            self.input_tokens,
+            self.output_tokens,
+            self.cache_read_tokens,
+            self.cache_write_tokens,
+        )
 
     # ------------------------------------------------------------------ feeding
 
@@ -230,7 +243,7 @@ class Transcript:
                 self._settle_usage()
             self._turn_open = True
             self.turns_opened += 1
-            self.tokens_before_turn = (self.input_tokens, self.output_tokens)
+            self.tokens_before_turn = self.tokens
         if isinstance(key, str) and key:
             if key != self._usage_key:
                 self._settle_usage()
@@ -273,11 +286,14 @@ class Transcript:
             self._counted.add(self._usage_key)
         if usage is None:
             return
-        self.input_tokens += sum(
-            _count(usage.get(name))
-            for name in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        )
+        self.input_tokens += _count(usage.get("input_tokens"))
+        self.cache_read_tokens += _count(usage.get("cache_read_input_tokens"))
+        self.cache_write_tokens += _count(usage.get("cache_creation_input_tokens"))
         self.output_tokens += _count(usage.get("output_tokens"))
+
+
+TokenCounts = tuple[int, int, int, int]
+"""Input, output, cache-read and cache-write tokens, in that order."""
 
 
 def _count(value: Any) -> int:

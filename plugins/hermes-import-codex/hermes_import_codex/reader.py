@@ -3,12 +3,14 @@
 The cursor is the byte offset just after the last complete line read, so a rollout that
 grows (Codex appends while a session runs) resumes where the previous import stopped. When
 the session has used tokens, the cursor also carries the cumulative totals at that point
-(``"<offset>:<input>:<output>"``) so a resumed read reports only the tokens it adds.
+(``"<offset>:<input>:<output>"``, with ``:<cached input>`` once any input was cached) so a
+resumed read reports only the tokens it adds. Codex's input includes its cached input; the
+session's input leaves it out, and the cached input is its cache reads.
 
 The last prompt and its answer may still be growing (Codex writes the answer as it works):
 the cursor then points at the line that began that prompt, with the totals there and the
 totals already reported (``"<offset>:<input>:<output>:<reported input>:<reported
-output>"``), and the session's ``open_tail`` says how many of its messages the next read
+output>"``, or the seven numbers of both with their cached input), and the session's ``open_tail`` says how many of its messages the next read
 yields again — which the core replaces instead of appending twice.
 
 A line that is not JSON, not an object, or not UTF-8 is skipped and counted in
@@ -28,6 +30,7 @@ from typing import BinaryIO
 from hermes_hookspecs import ImportedSession, Message
 
 from . import records
+from .records import TokenTotals
 from .turns import ReadProgress, TurnAssembler
 
 SOURCE = "codex-cli"
@@ -40,38 +43,49 @@ IDENTITY_SCAN_BYTES = 4 * 1024 * 1024
 """On a resumed read, how far into the file to look for the thread's ``session_meta``."""
 
 
-def parse_cursor(cursor: str | None) -> tuple[int, tuple[int, int], tuple[int, int]]:
-    """``(byte offset, (input, output) tokens at it, tokens reported already)`` of a cursor
-    this reader gave.
+def parse_cursor(cursor: str | None) -> tuple[int, TokenTotals, TokenTotals]:
+    """``(byte offset, (input, output, cached input) tokens at it, tokens reported already)``
+    of a cursor this reader gave.
 
     Anything else (no cursor, or one this reader cannot have written) means the whole file,
     as in the Claude Code importer: a bare offset is taken as one.
     """
+    none: TokenTotals = (0, 0, 0)
     try:
         parts = [int(part) for part in (cursor or "0").split(":")]
     except ValueError:
-        return 0, (0, 0), (0, 0)
+        return 0, none, none
     if min(parts) < 0:
-        return 0, (0, 0), (0, 0)
-    if len(parts) == 1:
-        return parts[0], (0, 0), (0, 0)
-    if len(parts) == 3:
-        return parts[0], (parts[1], parts[2]), (parts[1], parts[2])
-    if len(parts) == 5:
-        return parts[0], (parts[1], parts[2]), (parts[3], parts[4])
-    return 0, (0, 0), (0, 0)
+        return 0, none, none
+    offset, numbers = parts[0], parts[1:]
+    if len(numbers) == 0:
+        return offset, none, none
+    if len(numbers) in (2, 3):  # totals, with or without their cached input
+        totals = _totals(numbers)
+        return offset, totals, totals
+    if len(numbers) == 4:  # totals and reported, from before cached input was counted
+        return offset, _totals(numbers[:2]), _totals(numbers[2:])
+    if len(numbers) == 6:
+        return offset, _totals(numbers[:3]), _totals(numbers[3:])
+    return 0, none, none
 
 
-def format_cursor(
-    offset: int, tokens: tuple[int, int], reported: tuple[int, int] | None = None
-) -> str:
+def _totals(numbers: list[int]) -> TokenTotals:
+    cached = numbers[2] if len(numbers) == 3 else 0
+    return numbers[0], numbers[1], cached
+
+
+def format_cursor(offset: int, tokens: TokenTotals, reported: TokenTotals | None = None) -> str:
     """The cursor for ``offset`` with the cumulative token totals at that point, and the
     totals reported already when they are more (the read starts again before its end)."""
+    cached = bool(tokens[2] or (reported is not None and reported[2]))
+    shown = tokens if cached else tokens[:2]
     if reported is not None and reported != tokens:
-        return f"{offset}:{tokens[0]}:{tokens[1]}:{reported[0]}:{reported[1]}"
-    if tokens == (0, 0):
+        both = (*shown, *(reported if cached else reported[:2]))
+        return ":".join(str(number) for number in (offset, *both))
+    if tokens == (0, 0, 0):
         return str(offset)
-    return f"{offset}:{tokens[0]}:{tokens[1]}"
+    return ":".join(str(number) for number in (offset, *shown))
 
 
 def read_rollout(path: Path, resume_from: str | None = None) -> Iterator[ImportedSession]:
@@ -197,7 +211,7 @@ class _Finish:
     """Copies what a read has learned onto the session it yielded."""
 
     def __init__(
-        self, progress: ReadProgress, tokens_before: tuple[int, int], started: float, mtime: float
+        self, progress: ReadProgress, tokens_before: TokenTotals, started: float, mtime: float
     ) -> None:
         self.progress = progress
         self.tokens_before = tokens_before
@@ -208,8 +222,11 @@ class _Finish:
     def apply(self, session: ImportedSession) -> None:
         progress = self.progress
         total = progress.tokens_total
-        session.input_tokens = max(0, total[0] - self.tokens_before[0])
-        session.output_tokens = max(0, total[1] - self.tokens_before[1])
+        before = self.tokens_before
+        cached = max(0, total[2] - before[2])
+        session.input_tokens = max(0, total[0] - before[0] - cached)
+        session.output_tokens = max(0, total[1] - before[1])
+        session.cache_read_tokens = cached
         session.cursor = format_cursor(progress.offset, total)
         open_tail = progress.emitted - progress.last_turn_emitted
         if progress.last_turn_offset is not None and open_tail > 0:

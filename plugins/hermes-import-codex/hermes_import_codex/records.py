@@ -279,8 +279,14 @@ def subagent_parent(meta: dict[str, Any]) -> str | None:
     return parent.lower() if isinstance(parent, str) and parent else None
 
 
-def token_totals(payload: dict[str, Any]) -> tuple[int, int] | None:
-    """``(input, output)`` of a ``token_count`` event's cumulative ``total_token_usage``."""
+TokenTotals = tuple[int, int, int]
+"""Cumulative ``(input, output, cached input)`` tokens, as Codex counts them: its input
+includes the cached input (``cached_input_tokens``), which the session stores apart."""
+
+
+def token_totals(payload: dict[str, Any]) -> TokenTotals | None:
+    """``(input, output, cached input)`` of a ``token_count`` event's cumulative
+    ``total_token_usage`` (cached input 0 when it is not given)."""
     info = payload.get("info")
     if not isinstance(info, dict):
         return None
@@ -290,7 +296,10 @@ def token_totals(payload: dict[str, Any]) -> tuple[int, int] | None:
     found = total.get("input_tokens"), total.get("output_tokens")
     if not all(isinstance(value, int) and not isinstance(value, bool) for value in found):
         return None
-    return int(found[0] or 0), int(found[1] or 0)
+    cached = total.get("cached_input_tokens")
+    if not isinstance(cached, int) or isinstance(cached, bool) or cached < 0:
+        cached = 0
+    return int(found[0] or 0), int(found[1] or 0), cached
 
 
 def one_line_title(text: str, limit: int) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 from hermes_hookspecs import Message
 
 from . import records
+from .records import TokenTotals
 
 UNKNOWN_RECORD = "unknown record type"
 
@@ -48,8 +49,8 @@ class ReadProgress:
     last_timestamp: float | None = None
     """The latest time of a record other than a header: when the session was last active."""
     first_user_text: str | None = None
-    tokens_banked: tuple[int, int] = (0, 0)
-    tokens_current: tuple[int, int] = (0, 0)
+    tokens_banked: TokenTotals = (0, 0, 0)
+    tokens_current: TokenTotals = (0, 0, 0)
     warnings: dict[str, int] = field(default_factory=dict)
     offset: int = 0
     """The byte offset just after the last complete line read."""
@@ -58,7 +59,7 @@ class ReadProgress:
     last_turn_offset: int | None = None
     """Where the record that began the last user turn starts: that turn and its answer may
     still be growing while Codex writes the file, so the next read starts there again."""
-    last_turn_tokens: tuple[int, int] = (0, 0)
+    last_turn_tokens: TokenTotals = (0, 0, 0)
     """The cumulative token totals just before that record."""
     last_turn_emitted: int = 0
     """Messages handed out before that turn's."""
@@ -68,10 +69,11 @@ class ReadProgress:
         self.warnings[reason] = self.warnings.get(reason, 0) + 1
 
     @property
-    def tokens_total(self) -> tuple[int, int]:
-        """Cumulative ``(input, output)`` tokens of the session up to the last record read."""
+    def tokens_total(self) -> TokenTotals:
+        """Cumulative ``(input, output, cached input)`` tokens of the session up to the last
+        record read."""
         banked, current = self.tokens_banked, self.tokens_current
-        return banked[0] + current[0], banked[1] + current[1]
+        return banked[0] + current[0], banked[1] + current[1], banked[2] + current[2]
 
 
 @dataclass(slots=True)
@@ -277,13 +279,17 @@ class TurnAssembler:
         turn = self._open_turn(timestamp)
         turn.parts.append((True, f"[ran tool: {name}]"))
 
-    def _tokens(self, totals: tuple[int, int]) -> None:
+    def _tokens(self, totals: TokenTotals) -> None:
         progress = self.progress
         current = progress.tokens_current
         if totals[0] < current[0] or totals[1] < current[1]:
             # The cumulative count started again (a new process on the same thread): bank it.
             banked = progress.tokens_banked
-            progress.tokens_banked = (banked[0] + current[0], banked[1] + current[1])
+            progress.tokens_banked = (
+                banked[0] + current[0],
+                banked[1] + current[1],
+                banked[2] + current[2],
+            )
         progress.tokens_current = totals
 
     def _open_turn(self, timestamp: float | None) -> _AssistantTurn:

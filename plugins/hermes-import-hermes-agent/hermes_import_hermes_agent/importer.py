@@ -155,6 +155,8 @@ def _read_store(connection: sqlite3.Connection, since: int) -> Iterator[Imported
             model=session.model,
             input_tokens=session.input_tokens,
             output_tokens=session.output_tokens,
+            cache_read_tokens=session.cache_read_tokens,
+            cache_write_tokens=session.cache_write_tokens,
             parent_foreign_id=session.parent_session_id
             if session.parent_kind == "delegate"
             else None,

@@ -41,7 +41,8 @@ SOURCE_NAMES: Mapping[str, str] = {"api_server": "api-server"}
 _MAPPED = frozenset({
     "id", "source", "user_id", "model", "model_config", "system_prompt", "system_prompt_hash",
     "parent_session_id", "started_at", "ended_at", "end_reason", "message_count",
-    "tool_call_count", "input_tokens", "output_tokens", "cwd", "git_branch", "git_repo_root",
+    "tool_call_count", "input_tokens", "output_tokens", "cache_read_tokens",
+    "cache_write_tokens", "cwd", "git_branch", "git_repo_root",
     "billing_provider", "estimated_cost_usd", "actual_cost_usd", "title", "title_source",
     "last_activity_at", "archived", "pinned", "chat_id", "chat_type", "thread_id", "session_key",
 })  # fmt: skip
@@ -123,12 +124,19 @@ def to_session(
         cost_estimated_usd=_number(row.get("estimated_cost_usd")),
         input_tokens=int(row.get("input_tokens") or 0),
         output_tokens=int(row.get("output_tokens") or 0),
+        cache_read_tokens=_count(row.get("cache_read_tokens")),
+        cache_write_tokens=_count(row.get("cache_write_tokens")),
         message_count=int(row.get("message_count") or 0),
         tool_call_count=int(row.get("tool_call_count") or 0),
         pinned=bool(row.get("pinned") or 0),
         archived=bool(row.get("archived") or 0),
         metadata={"hermes_agent": extra},
     )
+
+
+def _count(value: Any) -> int:
+    """A token count Hermes Agent kept (a column older stores lack reads as 0)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 def _parent_kind(

@@ -321,6 +321,8 @@ class PostgresImportBookkeeping:
                 "  coalesce(%(ended)s::float8, last_active_at)), "
                 "input_tokens = input_tokens + %(input)s, "
                 "output_tokens = output_tokens + %(output)s, "
+                "cache_read_tokens = cache_read_tokens + %(cache_read)s, "
+                "cache_write_tokens = cache_write_tokens + %(cache_write)s, "
                 "cwd = coalesce(cwd, %(cwd)s), git_branch = coalesce(%(branch)s, git_branch), "
                 "model = coalesce(%(model)s, model), metadata = %(metadata)s WHERE id = %(id)s",
                 {
@@ -329,6 +331,8 @@ class PostgresImportBookkeeping:
                     "reason": totals.end_reason,
                     "input": totals.input_tokens,
                     "output": totals.output_tokens,
+                    "cache_read": totals.cache_read_tokens,
+                    "cache_write": totals.cache_write_tokens,
                     "cwd": totals.cwd,
                     "branch": totals.git_branch,
                     "model": totals.model,

@@ -23,6 +23,7 @@ from hermes_core.store.insight_rows import (
     ToolResultRow,
     UsageRow,
 )
+from hermes_core.store.selection_sql import SESSION_TOKENS_SQL
 
 if TYPE_CHECKING:
     import psycopg
@@ -74,10 +75,13 @@ def usage_rows(db: psycopg.Connection[Any], where: str, params: Sequence[object]
         "coalesce(sum(CASE WHEN s.cost_actual_usd IS NULL THEN s.cost_estimated_usd END), 0), "
         "count(CASE WHEN s.cost_actual_usd IS NULL THEN s.cost_estimated_usd END), "
         f"count(*) FILTER (WHERE {uncosted}), "
-        f"count(*) FILTER (WHERE {uncosted} AND s.input_tokens + s.output_tokens > 0), "
+        f"count(*) FILTER (WHERE {uncosted} AND {SESSION_TOKENS_SQL} > 0), "
         f"coalesce(sum(s.input_tokens) FILTER (WHERE {uncosted}), 0), "
         f"coalesce(sum(s.output_tokens) FILTER (WHERE {uncosted}), 0), "
-        "min(s.started_at), max(s.last_active_at) "
+        "min(s.started_at), max(s.last_active_at), "
+        "sum(s.cache_read_tokens), sum(s.cache_write_tokens), "
+        f"coalesce(sum(s.cache_read_tokens) FILTER (WHERE {uncosted}), 0), "
+        f"coalesce(sum(s.cache_write_tokens) FILTER (WHERE {uncosted}), 0) "
         f"FROM sessions s WHERE {where} GROUP BY s.source, s.model "
         'ORDER BY s.source COLLATE "C", s.model COLLATE "C" NULLS FIRST',
         list(params),
@@ -101,6 +105,10 @@ def usage_rows(db: psycopg.Connection[Any], where: str, params: Sequence[object]
             uncosted_output_tokens=int(row[14]),
             first_started_at=float(row[15]),
             last_active_at=float(row[16]),
+            cache_read_tokens=int(row[17]),
+            cache_write_tokens=int(row[18]),
+            uncosted_cache_read_tokens=int(row[19]),
+            uncosted_cache_write_tokens=int(row[20]),
         )
         for row in rows
     ]
@@ -113,7 +121,7 @@ def activity_rows(
     size = ACTIVITY_BUCKET_SECONDS
     rows = db.execute(
         f"SELECT floor(s.started_at / {size})::bigint AS bucket, count(*), "
-        "sum(s.message_count), sum(s.input_tokens + s.output_tokens) "
+        f"sum(s.message_count), sum({SESSION_TOKENS_SQL}) "
         f"FROM sessions s WHERE {where} GROUP BY bucket ORDER BY bucket",
         list(params),
     ).fetchall()
@@ -151,12 +159,13 @@ def largest_session_rows(
     params: Sequence[object],
     limit: int = LARGEST_SESSIONS,
 ) -> list[SessionUsageRow]:
-    """The ``limit`` sessions matching ``where`` with the most input plus output tokens."""
+    """The ``limit`` sessions matching ``where`` with the most tokens."""
     rows = db.execute(
         "SELECT s.id, s.title, s.source, s.model, s.started_at, s.message_count, "
-        "s.input_tokens, s.output_tokens, s.cost_actual_usd, s.cost_estimated_usd "
-        f"FROM sessions s WHERE {where} AND s.input_tokens + s.output_tokens > 0 "
-        'ORDER BY s.input_tokens + s.output_tokens DESC, s.id COLLATE "C" LIMIT %s',
+        "s.input_tokens, s.output_tokens, s.cost_actual_usd, s.cost_estimated_usd, "
+        "s.cache_read_tokens, s.cache_write_tokens "
+        f"FROM sessions s WHERE {where} AND {SESSION_TOKENS_SQL} > 0 "
+        f'ORDER BY {SESSION_TOKENS_SQL} DESC, s.id COLLATE "C" LIMIT %s',
         [*params, limit],
     ).fetchall()
     return [SessionUsageRow(*row) for row in rows]

@@ -61,6 +61,9 @@ Version history:
    distinct words comes near it). ``idx_messages_indexed_in_part`` lists the messages longer
    than the cap for ``hermes sessions stats``. The upgrade rewrites the messages table and
    builds its word indexes again, as version 5's did.
+7. ``sessions.cache_read_tokens`` and ``sessions.cache_write_tokens`` (SQLite's version 6):
+   prompt-cache reads and writes counted apart from ``input_tokens``; 0 for existing sessions
+   (adding a column with a constant default rewrites nothing).
 """
 
 from __future__ import annotations
@@ -303,6 +306,16 @@ def _migrate_to_6(db: psycopg.Connection[tuple[object, ...]]) -> None:
     db.execute(_V6.encode())
 
 
+_V7 = """
+ALTER TABLE sessions ADD COLUMN cache_read_tokens bigint NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN cache_write_tokens bigint NOT NULL DEFAULT 0;
+"""
+
+
+def _migrate_to_7(db: psycopg.Connection[tuple[object, ...]]) -> None:
+    db.execute(_V7.encode())
+
+
 MIGRATIONS: list[Callable[[psycopg.Connection[tuple[object, ...]]], None]] = [
     _migrate_to_1,
     _migrate_to_2,
@@ -310,6 +323,7 @@ MIGRATIONS: list[Callable[[psycopg.Connection[tuple[object, ...]]], None]] = [
     _migrate_to_4,
     _migrate_to_5,
     _migrate_to_6,
+    _migrate_to_7,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -84,7 +84,8 @@ def test_the_latest_schema_maps_every_field(tmp_path: Path, store: SessionStore)
         "/home/ana/shop",
     )
     assert root.parent_session_id is None
-    assert root.metadata["hermes_agent"]["cache_read_tokens"] == 800
+    assert (root.cache_read_tokens, root.cache_write_tokens) == (800, 0)
+    assert "cache_read_tokens" not in root.metadata["hermes_agent"]
     assert root.metadata["hermes_agent"]["api_call_count"] == 3
     assert root.metadata["hermes_agent"]["schema_version"] == 30
     assert root.metadata["imported_from"]["tool"] == "hermes-agent"

@@ -269,3 +269,27 @@ def test_a_tool_output_of_more_distinct_words_than_a_tsvector_holds_is_stored(
         assert hit["session_id"] == session.id
     finally:
         store.close()
+
+
+def test_a_version_6_store_gets_the_cache_token_columns_and_keeps_its_totals(
+    postgres_url: str, postgres_cluster: Cluster
+) -> None:
+    name = old_store(postgres_url, postgres_cluster, 6, f"('{SESSION}', 'user', 'hello', 2)")
+    postgres_cluster.sql(
+        f"UPDATE sessions SET input_tokens = 16790991, output_tokens = 49467 WHERE id = '{SESSION}'",
+        database=name,
+    )
+    store = open_url(postgres_url, host=PluginHost())
+    try:
+        assert postgres_cluster.sql(
+            "SELECT version FROM hermes_schema_version", database=name
+        ) == str(SCHEMA_VERSION)
+        old = store.get_session(SESSION)
+        # What was counted before stays where it was: the upgrade cannot tell cache apart.
+        assert (old.input_tokens, old.cache_read_tokens, old.cache_write_tokens) == (
+            16790991, 0, 0,
+        )  # fmt: skip
+        later = store.create_session("cli", cache_read_tokens=7, cache_write_tokens=3)
+        assert (later.cache_read_tokens, later.cache_write_tokens) == (7, 3)
+    finally:
+        store.close()
