@@ -17,8 +17,8 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -297,27 +297,29 @@ def _open_and_migrate(path: Path, write_lock: threading.Lock | None) -> sqlite3.
             refusal = refused
         else:
             try:
-                migrate(connection)
-                connection.execute("SELECT count(*) FROM sessions LIMIT 1").fetchone()
+                with _closed_on_failure(connection, path):
+                    migrate(connection)
+                    connection.execute("SELECT count(*) FROM sessions LIMIT 1").fetchone()
             except (StoreFull, StoreReadOnly) as refused:
-                connection.close()
                 refusal = refused
-            except sqlite3.Error as error:
-                connection.close()
-                raise store_error(error, path) from error
-            except BaseException:
-                connection.close()
-                raise
             else:
                 return connection
     connection = open_reader(path, refusal)
-    try:
+    with _closed_on_failure(connection, path):
         check_readable_schema(connection, refusal)
         connection.execute("SELECT count(*) FROM sessions LIMIT 1").fetchone()
+    return connection
+
+
+@contextmanager
+def _closed_on_failure(connection: sqlite3.Connection, path: Path) -> Iterator[None]:
+    """Close ``connection`` when the block fails; an SQLite error leaves as the store's own
+    (a damaged or unreadable file: one line)."""
+    try:
+        yield
     except sqlite3.Error as error:
         connection.close()
         raise store_error(error, path) from error
     except BaseException:
         connection.close()
         raise
-    return connection
