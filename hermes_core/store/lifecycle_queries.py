@@ -27,6 +27,7 @@ from .connection import write_transaction
 from .maintenance import SizeSplit, file_bytes, optimize, size_split
 from .protocol import PlanRow
 from .state_meta import read_state, write_state
+from .statements import SqliteSql
 
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
@@ -94,10 +95,10 @@ class SqliteLifecycleTransaction:
         self._db = db
 
     def read_state(self, keys: Iterable[str]) -> dict[str, str]:
-        return read_state(self._db, keys)
+        return read_state(SqliteSql(self._db), keys)
 
     def write_state(self, values: Mapping[str, str]) -> None:
-        write_state(self._db, values)
+        write_state(SqliteSql(self._db), values)
 
     def delete_state(self, *keys: str) -> None:
         self._db.executemany("DELETE FROM state_meta WHERE key = ?", [(key,) for key in keys])
@@ -133,7 +134,7 @@ class SqliteLifecycle:
                 yield SqliteLifecycleTransaction(db)
 
     def read_state(self, keys: Iterable[str]) -> dict[str, str]:
-        return read_state(self._connection, keys)
+        return read_state(SqliteSql(self._connection), keys)
 
     def prune_rows(self, selection: SessionFilter) -> list[PlanRow]:
         """(id, title, last active, messages, protected) of the sessions ``selection`` holds,

@@ -1,8 +1,9 @@
-"""Compression lineages, delegate children and the export order, as SQL over ``sessions``.
+"""Compression lineages, delegate children and the export order, as SQL over ``sessions``
+that both stores take (see :mod:`.statements`).
 
-The export engine and deletion reach these through :class:`~hermes_core.store.SessionStore`
-(``compression_root``, ``compression_lineage``, ``delegate_children``, ``delegate_tree``,
-``iter_parents_first``, ``delete_exactly``).
+The export engine and deletion reach these through the session facade
+(:class:`~.facade.StoreFacade`: ``compression_root``, ``compression_lineage``,
+``delegate_children``, ``delegate_tree``, ``iter_parents_first``, ``delete_exactly``).
 
 A compression lineage is a chain of sessions, each a ``compression`` continuation of the one
 before (SPEC S6); ``--lineage logical`` exports it as one conversation. Branches (``/branch``)
@@ -12,23 +13,18 @@ a parent and are listed as its ``children``.
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Iterator, Mapping, Sequence
 
-from . import rowwrites
 from .errors import StoreError
-
-if TYPE_CHECKING:
-    from hermes_core.selection.filters import SessionFilter
+from .statements import Sql
 
 _MAX_DEPTH = 10_000
 """A guard against a parent-link cycle in a damaged store."""
 
 
-def compression_root(connection: sqlite3.Connection, session_id: str) -> str:
+def compression_root(sql: Sql, session_id: str) -> str:
     """The first session of ``session_id``'s compression lineage (itself when it has none)."""
-    rows = connection.execute(
+    row = sql.execute(
         "WITH RECURSIVE up(id, parent, kind, depth) AS ("
         "  SELECT id, parent_session_id, parent_kind, 0 FROM sessions WHERE id = ?"
         "  UNION ALL"
@@ -38,13 +34,13 @@ def compression_root(connection: sqlite3.Connection, session_id: str) -> str:
         ") SELECT id FROM up ORDER BY depth DESC LIMIT 1",
         (session_id, _MAX_DEPTH),
     ).fetchone()
-    return str(rows[0]) if rows else session_id
+    return str(row[0]) if row else session_id
 
 
-def compression_lineage(connection: sqlite3.Connection, session_id: str) -> list[str]:
+def compression_lineage(sql: Sql, session_id: str) -> list[str]:
     """Every session of ``session_id``'s compression lineage, oldest first."""
-    root = compression_root(connection, session_id)
-    rows = connection.execute(
+    root = compression_root(sql, session_id)
+    rows = sql.execute(
         "WITH RECURSIVE down(id, started, depth) AS ("
         "  SELECT id, started_at, 0 FROM sessions WHERE id = ?"
         "  UNION"
@@ -53,28 +49,28 @@ def compression_lineage(connection: sqlite3.Connection, session_id: str) -> list
         "  WHERE down.depth < ?"
         ") SELECT id FROM down GROUP BY id ORDER BY min(depth), min(started), id",
         (root, _MAX_DEPTH),
-    )
+    ).fetchall()
     return [str(row[0]) for row in rows]
 
 
-def delegate_children(connection: sqlite3.Connection, session_id: str) -> tuple[str, ...]:
+def delegate_children(sql: Sql, session_id: str) -> tuple[str, ...]:
     """The delegate/subagent sessions working directly for ``session_id``, oldest first."""
-    rows = connection.execute(
+    rows = sql.execute(
         "SELECT id FROM sessions WHERE parent_session_id = ? AND parent_kind = 'delegate' "
         "ORDER BY started_at, id",
         (session_id,),
-    )
+    ).fetchall()
     return tuple(str(row[0]) for row in rows)
 
 
-def delegate_tree(connection: sqlite3.Connection, session_id: str) -> list[str]:
+def delegate_tree(sql: Sql, session_id: str) -> list[str]:
     """``session_id`` and every delegate working for it, recursively (what deleting it removes)."""
     found = [session_id]
     frontier = [session_id]
     while frontier:
         next_frontier: list[str] = []
         for parent in frontier:
-            for child in delegate_children(connection, parent):
+            for child in delegate_children(sql, parent):
                 if child not in found:
                     found.append(child)
                     next_frontier.append(child)
@@ -94,13 +90,11 @@ _PARENTS_FIRST = (
 """Every session's distance from the first session of its parent chain."""
 
 
-def iter_parents_first(connection: sqlite3.Connection, selection: SessionFilter) -> Iterator[str]:
-    """The ids of ``selection``, parents first (by depth in the parent links, then start
-    time); sessions of a parent-link cycle in a damaged store sort as roots."""
-    from .selection_sql import build_where
-
-    where, params = build_where(selection)
-    cursor = connection.execute(
+def iter_parents_first(sql: Sql, where: str, params: Sequence[object]) -> Iterator[str]:
+    """The ids of the sessions matching ``where`` (a selection's condition over ``sessions s``),
+    parents first (by depth in the parent links, then start time); sessions of a parent-link
+    cycle in a damaged store sort as roots."""
+    cursor = sql.execute(
         f"{_PARENTS_FIRST} SELECT s.id FROM sessions s LEFT JOIN depth d ON d.id = s.id "
         f"WHERE {where} ORDER BY coalesce(d.level, 0), s.started_at, s.id",
         [_MAX_DEPTH, *params],
@@ -114,13 +108,11 @@ class SessionsChanged(StoreError):
     """The sessions to delete are not the ones expected; nothing was deleted."""
 
 
-def delete_exactly(
-    db: sqlite3.Connection, session_id: str, expected_messages: Mapping[str, int]
-) -> list[str]:
-    """Inside the caller's write transaction: delete ``session_id`` and its delegates,
-    provided they are exactly the sessions of ``expected_messages`` with exactly those message
-    counts. Returns the deleted ids; raises :class:`SessionsChanged` otherwise."""
-    current = delegate_tree(db, session_id)
+def unchanged_tree(sql: Sql, session_id: str, expected_messages: Mapping[str, int]) -> list[str]:
+    """Inside the caller's write transaction: ``session_id`` and its delegates, provided they
+    are exactly the sessions of ``expected_messages`` with exactly those message counts (what
+    ``delete_exactly`` then deletes); raises :class:`SessionsChanged` otherwise."""
+    current = delegate_tree(sql, session_id)
     if set(current) != set(expected_messages):
         added = sorted(set(current) - set(expected_messages))
         gone = sorted(set(expected_messages) - set(current))
@@ -137,11 +129,13 @@ def delete_exactly(
             "nothing was deleted"
         )
     for target, expected in expected_messages.items():
-        row = db.execute("SELECT count(*) FROM messages WHERE session_id = ?", (target,)).fetchone()
-        if int(row[0]) != expected:
+        row = sql.execute(
+            "SELECT count(*) FROM messages WHERE session_id = ?", (target,)
+        ).fetchone()
+        found = int(row[0]) if row else 0
+        if found != expected:
             raise SessionsChanged(
-                f"session {target} changed during the export ({row[0]} messages now, "
+                f"session {target} changed during the export ({found} messages now, "
                 f"{expected} exported); nothing was deleted"
             )
-    rowwrites.delete_sessions(db, current)
     return current

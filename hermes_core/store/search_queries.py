@@ -29,6 +29,7 @@ from .protocol import (
     SearchSessionRow,
     SessionSummaryRow,
 )
+from .statements import SqliteSql
 
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
@@ -104,7 +105,7 @@ class SqliteSearchIndex:
 
     def resolve(self, reference: str) -> str:
         """The id a person means by ``reference`` (id, unique prefix, title)."""
-        return resolve_reference(self._connection, reference)
+        return resolve_reference(SqliteSql(self._connection), reference)
 
     def session_rows(self, session_ids: Sequence[str]) -> dict[str, SearchSessionRow]:
         """id → (id, title, started_at, last_active_at, source, archived)."""

@@ -21,9 +21,11 @@ from typing import TYPE_CHECKING, Any
 from hermes_core.store.errors import StoreUnavailable
 from hermes_core.store.lifecycle_queries import PROTECTED_CTE
 from hermes_core.store.maintenance import SizeSplit, StoreStats
+from hermes_core.store.state_meta import read_state, write_state
 
 from . import writes
 from .selection_sql import build_where
+from .statements import PostgresSql
 
 if TYPE_CHECKING:
     import psycopg
@@ -51,10 +53,10 @@ class PostgresLifecycleTransaction:
         self._db = db
 
     def read_state(self, keys: Iterable[str]) -> dict[str, str]:
-        return writes.read_state(self._db, keys)
+        return read_state(PostgresSql(self._db), keys)
 
     def write_state(self, values: Mapping[str, str]) -> None:
-        writes.write_state(self._db, values)
+        write_state(PostgresSql(self._db), values)
 
     def delete_state(self, *keys: str) -> None:
         writes.delete_state(self._db, keys)
@@ -100,7 +102,7 @@ class PostgresLifecycle:
             yield PostgresLifecycleTransaction(self._db)
 
     def read_state(self, keys: Iterable[str]) -> dict[str, str]:
-        return writes.read_state(self._db, keys)
+        return read_state(PostgresSql(self._db), keys)
 
     def _plan_rows(self, selection: SessionFilter, flag: str) -> list[PlanRow]:
         where, params = build_where(selection)

@@ -21,6 +21,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from hermes_core.store.lookup import resolve_reference
 from hermes_core.store.protocol import (
     BrowseSessionRow,
     HitRow,
@@ -32,9 +33,9 @@ from hermes_core.store.protocol import (
 )
 
 from .fulltext import PAIR_INDEX_SQL, QueryTerms, snippet, to_tsquery_text
-from .lookup import resolve_reference
 from .schema import CONVERSATION_ROLES, CONVERSATION_ROLES_SQL
 from .selection_sql import build_where
+from .statements import PostgresSql
 
 if TYPE_CHECKING:
     import psycopg
@@ -207,7 +208,7 @@ class PostgresSearchIndex:
     # ------------------------------------------------------------------ sessions
 
     def resolve(self, reference: str) -> str:
-        return resolve_reference(self._db, reference)
+        return resolve_reference(PostgresSql(self._db), reference)
 
     def session_rows(self, session_ids: Sequence[str]) -> dict[str, SearchSessionRow]:
         """id → (id, title, started_at, last_active_at, source, archived)."""

@@ -166,24 +166,6 @@ def write_state(db: Db, values: Mapping[str, str]) -> None:
         )
 
 
-def read_state(db: Db, keys: Iterable[str]) -> dict[str, str]:
-    rows = db.execute(
-        "SELECT key, value FROM state_meta WHERE key = ANY(%s)", (list(keys),)
-    ).fetchall()
-    return {str(key): str(value) for key, value in rows if value is not None}
-
-
-def list_state(db: Db, prefix: str = "") -> dict[str, str]:
-    """Every set key starting with ``prefix`` (all when empty) and its value, by key (byte
-    order, as SQLite sorts)."""
-    rows = db.execute(
-        "SELECT key, value FROM state_meta WHERE left(key, %s) = %s AND value IS NOT NULL "
-        'ORDER BY key COLLATE "C"',
-        (len(prefix), prefix),
-    ).fetchall()
-    return {str(key): str(value) for key, value in rows}
-
-
 def delete_state(db: Db, keys: Sequence[str]) -> None:
     db.execute("DELETE FROM state_meta WHERE key = ANY(%s)", (list(keys),))
 

@@ -1,0 +1,62 @@
+"""Statements both stores take, and what runs them on one connection.
+
+The SQL written once for every backend — the session facade (:mod:`.facade`), reference
+lookup (:mod:`.lookup`), lineages (:mod:`.lineage_queries`), the routing rows — keeps to what
+SQLite and PostgreSQL both understand: ``?`` placeholders, ``IN (?, …)`` lists, ``CAST``,
+``substr``, ``WITH RECURSIVE``, ``INSERT … ON CONFLICT``, and no literal ``?`` or ``%`` in
+the text. A backend runs it through a :class:`Sql`: the connection's ``execute`` with the
+driver's own placeholder, and how to make an ``ORDER BY`` or comparison of text go by bytes,
+as SQLite's does. :class:`SqliteSql` is the built-in store's; the PostgreSQL plugin has its
+own.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+
+class ResultRows(Protocol):
+    """What a statement gives back, on either backend (a DB-API cursor)."""
+
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+    def fetchmany(self, size: int = ...) -> list[Any]: ...
+
+
+class Sql(Protocol):
+    """One connection, running statements written in the SQL both stores take."""
+
+    @property
+    def binary_order(self) -> str:
+        """Put after a text column in ``ORDER BY`` or a comparison so it goes by the bytes
+        (SQLite's default: empty there)."""
+        ...
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> ResultRows:
+        """Run one statement (``?`` placeholders) and return its rows."""
+        ...
+
+
+class SqliteSql:
+    """The built-in store's :class:`Sql`: the SQLite connection as it is."""
+
+    binary_order = ""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+
+    def execute(self, sql: str, params: Sequence[object] = ()) -> ResultRows:
+        """Run one statement on the connection."""
+        return self.connection.execute(sql, tuple(params))
+
+
+def marks(values: Sequence[object]) -> str:
+    """``?, ?, …``: one placeholder for each of ``values`` (for ``IN (…)``)."""
+    return ", ".join("?" for _ in values)
