@@ -10,6 +10,9 @@ reaches callers as the store's error classes.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -27,6 +30,8 @@ if TYPE_CHECKING:
     from .translating import StoreConnection
 
 CONNECT_TIMEOUT_SECONDS = 10
+POOL_MAX_SIZE = 4
+"""Connections a store's pool holds at most, beside its main one."""
 SCHEMES = ("postgresql", "postgres")
 
 
@@ -47,7 +52,9 @@ def checked_url(url: str) -> str:
     if parts.fragment:
         raise InvalidStoreUrl(f"store.url {shown!r}: a PostgreSQL URL takes no #fragment")
     if not parts.path.strip("/"):
-        raise InvalidStoreUrl(f"store.url {shown!r}: name the database, e.g. postgresql://host/hermes")
+        raise InvalidStoreUrl(
+            f"store.url {shown!r}: name the database, e.g. postgresql://host/hermes"
+        )
     if "/" in parts.path.strip("/"):
         raise InvalidStoreUrl(f"store.url {shown!r}: a database name has no '/'")
     if port == 0:
@@ -80,13 +87,79 @@ def describe_connect_error(url: str, error: Exception) -> str:
     return f"store.url {redacted(url)!r}: {reason}"
 
 
-def open_pool(url: str, where: str, *, max_size: int = 4) -> ConnectionPool[StoreConnection[Any]]:
+def connect(url: str, where: str) -> StoreConnection[Any]:
+    """One autocommit :class:`~.translating.StoreConnection` to ``url`` (its failures name
+    the store as ``where``); a bad server, user, password or database raises one line
+    (``UserFacingError``, never the password). psycopg is imported here, when a URL asks for
+    PostgreSQL, not when the plugin is found."""
+    import psycopg
+
+    from .translating import FailureTranslation, StoreConnection
+
+    try:
+        connection: StoreConnection[Any] = StoreConnection.connect(
+            url, connect_timeout=CONNECT_TIMEOUT_SECONDS, autocommit=True
+        )
+    except psycopg.Error as error:
+        raise UserFacingError(describe_connect_error(url, error)) from None
+    connection.failures = FailureTranslation(where, urlsplit(url).password)
+    return connection
+
+
+class StoreConnections:
+    """The store's connections: its own (:attr:`main`, made when the store opens) and a pool
+    of further ones, opened on first use (``psycopg_pool``), for the threads that must not wait
+    on the main one — the automatic-title worker, a gateway's turns. A command that only reads
+    never pays for the pool's thread or its second connection."""
+
+    def __init__(self, url: str, where: str, *, max_size: int = POOL_MAX_SIZE) -> None:
+        self._url = url
+        self._where = where
+        self._max_size = max_size
+        self._pool: ConnectionPool[StoreConnection[Any]] | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+        self.main: StoreConnection[Any] = connect(url, where)
+        """The connection of the thread that opened the store."""
+
+    @contextmanager
+    def borrowed(self) -> Iterator[StoreConnection[Any]]:
+        """A pooled connection for the length of the block, given back afterwards (the pool
+        is opened by the first call)."""
+        with self._opened_pool().connection() as connection:
+            yield connection
+
+    def _opened_pool(self) -> ConnectionPool[StoreConnection[Any]]:
+        with self._lock:
+            if self._closed:
+                from hermes_core.store.errors import StoreUnavailable
+
+                raise StoreUnavailable(f"{self._where}: the store is closed")
+            if self._pool is None:
+                self._pool = open_pool(self._url, self._where, max_size=self._max_size)
+            return self._pool
+
+    def close(self) -> None:
+        """Close the pool (if it was opened) and the main connection; quietly, even when the
+        server is gone; twice does nothing."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+        self.main.close()
+
+
+def open_pool(
+    url: str, where: str, *, max_size: int = POOL_MAX_SIZE
+) -> ConnectionPool[StoreConnection[Any]]:
     """A pool of autocommit connections to ``url`` whose first connection is made now, so a
     bad server, user, password or database is reported at once, as one line (``UserFacingError``).
 
     Its connections are :class:`~.translating.StoreConnection`: their failures name the store
     as ``where`` (``store.url '…'``, password hidden)."""
-    import psycopg
     from psycopg_pool import ConnectionPool, PoolTimeout
 
     from .translating import FailureTranslation, StoreConnection
@@ -98,11 +171,7 @@ def open_pool(url: str, where: str, *, max_size: int = 4) -> ConnectionPool[Stor
         connection.failures = failures
 
     # Connect once by hand first: the pool would hide the server's reason behind a timeout.
-    try:
-        probe = psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_SECONDS, autocommit=True)
-    except psycopg.Error as error:
-        raise UserFacingError(describe_connect_error(url, error)) from None
-    probe.close()
+    connect(url, where).close()
     pool = ConnectionPool(
         url,
         connection_class=StoreConnection[Any],
@@ -131,9 +200,33 @@ def write_refusal(db: psycopg.Connection[Any], where: str) -> StoreReadOnly | No
     ).fetchone()
     if row is None:
         return None
-    standby, read_only = bool(row[0]), bool(row[1])
+    return _refusal(where, standby=bool(row[0]), read_only=bool(row[1]))
+
+
+def _refusal(where: str, *, standby: bool, read_only: bool) -> StoreReadOnly | None:
     if standby:
         return read_only_error(where, "the server is a hot standby")
     if read_only:
         return read_only_error(where, "default_transaction_read_only is on")
     return None
+
+
+def first_look(db: psycopg.Connection[Any], where: str) -> tuple[StoreReadOnly | None, int | None]:
+    """What opening a store must know, in one round trip for a store that exists: why the
+    server refuses this connection's writes (see :func:`write_refusal`) and the schema version
+    (``None``: the database holds no version table, so :func:`.schema.migrate` looks for
+    itself)."""
+    import psycopg
+
+    try:
+        row = db.execute(
+            "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on', "
+            "(SELECT version FROM hermes_schema_version)"
+        ).fetchone()
+    except psycopg.errors.UndefinedTable:  # a database Hermes has not written to yet
+        return write_refusal(db, where), None
+    if row is None:
+        return None, None
+    return _refusal(where, standby=bool(row[0]), read_only=bool(row[1])), (
+        None if row[2] is None else int(row[2])
+    )

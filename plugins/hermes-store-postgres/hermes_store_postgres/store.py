@@ -1,10 +1,10 @@
 """``PostgresStore``: the session store protocol (``hermes_core.store.protocol.Store``) over
 one PostgreSQL database.
 
-One instance holds one pooled connection for its own thread (the automatic-title worker takes
-another from the pool). Every write is one transaction; every write that starts or ends a
-session fires the plugin events, as the SQLite store does. Engines reach the many small reads
-through the facets ``search_index``, ``lifecycle``, ``imports``, ``routing`` and ``handoffs``.
+One instance holds one connection for its own thread (the automatic-title worker takes
+another from a pool opened on first use, see :class:`~.connection.StoreConnections`). Every
+write is one transaction; every write that starts or ends a session fires the plugin events,
+as the SQLite store does. Engines reach the many small reads through the facets ``search_index``, ``lifecycle``, ``imports``, ``routing`` and ``handoffs``.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from hermes_core.store.rows import (
 from hermes_core.store.validation import check_usage
 
 from . import lineage, writes
-from .connection import open_pool, write_refusal
+from .connection import StoreConnections, first_look
 from .handoffs import PostgresHandoffs
 from .imports import PostgresImportBookkeeping
 from .lifecycle import PostgresLifecycle
@@ -39,8 +39,6 @@ from .search import PostgresSearchIndex
 from .selection_sql import build_where
 
 if TYPE_CHECKING:
-    from psycopg_pool import ConnectionPool
-
     from hermes_core.selection.filters import SessionFilter
     from hermes_core.store.insight_rows import InsightRows
     from hermes_core.store.maintenance import RepairReport, StoreStats
@@ -66,11 +64,11 @@ class PostgresStore:
         self._shown = shown_url
         self._events = events
         where = f"store.url {shown_url!r}"
-        self._pool: ConnectionPool[StoreConnection[Any]] = open_pool(url, where)
+        self._pool = StoreConnections(url, where)
+        self._db: StoreConnection[tuple[Any, ...]] = self._pool.main
         try:
-            self._db: StoreConnection[tuple[Any, ...]] = self._pool.getconn()
-            self._write_refusal = write_refusal(self._db, where)
-            migrate(self._db, where)
+            self._write_refusal, version = first_look(self._db, where)
+            migrate(self._db, where, known=version)
         except BaseException:
             self._pool.close()
             raise
@@ -109,14 +107,13 @@ class PostgresStore:
 
     def close(self) -> None:
         """Wait briefly for automatic titles in flight, then give back the connections
-        (closing twice does nothing). The pool closes first, so the store's own connection is
-        closed on its way back, quietly even when the server is gone."""
+        (closing twice does nothing): the pool, if it was opened, then the store's own
+        connection, quietly even when the server is gone."""
         if self._closed:
             return
         self._closed = True
         self.wait_for_titles(timeout=5.0)
         self._pool.close()
-        self._pool.putconn(self._db)
 
     def __enter__(self) -> PostgresStore:
         return self
@@ -653,7 +650,7 @@ class PostgresStore:
         if events is None:
             return
         try:
-            with self._pool.connection() as db:
+            with self._pool.borrowed() as db:
                 row = db.execute(
                     f"SELECT {SESSION_COLUMNS_QUALIFIED}, p.prompt FROM sessions s "
                     "LEFT JOIN system_prompts p ON p.hash = s.system_prompt_hash WHERE s.id = %s",
