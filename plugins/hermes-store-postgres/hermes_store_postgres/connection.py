@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
 CONNECT_TIMEOUT_SECONDS = 10
 POOL_MAX_SIZE = 4
-"""Connections a store's pool holds at most, beside its main one."""
+"""Connections the pool shared by a process's stores holds at most (see
+:class:`StoreConnections`)."""
 SCHEMES = ("postgresql", "postgres")
 
 
@@ -107,49 +108,78 @@ def connect(url: str, where: str) -> StoreConnection[Any]:
 
 
 class StoreConnections:
-    """The store's connections: its own (:attr:`main`, made when the store opens) and a pool
-    of further ones, opened on first use (``psycopg_pool``), for the threads that must not wait
-    on the main one — the automatic-title worker, a gateway's turns. A command that only reads
-    never pays for the pool's thread or its second connection."""
+    """The store's connections: its own (:attr:`main`, made when the store opens) and, for
+    the threads that must not wait on it (the automatic-title worker), connections borrowed
+    from a pool (``psycopg_pool``) that every store of this process on the same URL shares: a
+    gateway opens one store per worker thread, and they draw their occasional extra
+    connections from one pool rather than each keeping its own. The pool opens on the first
+    borrow and closes with the last store using it, so a command that only reads never pays
+    for its thread or its connections."""
 
-    def __init__(self, url: str, where: str, *, max_size: int = POOL_MAX_SIZE) -> None:
+    def __init__(self, url: str, where: str) -> None:
         self._url = url
         self._where = where
-        self._max_size = max_size
-        self._pool: ConnectionPool[StoreConnection[Any]] | None = None
-        self._lock = threading.Lock()
+        self._shares = False
         self._closed = False
+        self._lock = threading.Lock()
         self.main: StoreConnection[Any] = connect(url, where)
         """The connection of the thread that opened the store."""
 
     @contextmanager
     def borrowed(self) -> Iterator[StoreConnection[Any]]:
-        """A pooled connection for the length of the block, given back afterwards (the pool
-        is opened by the first call)."""
-        with self._opened_pool().connection() as connection:
-            yield connection
-
-    def _opened_pool(self) -> ConnectionPool[StoreConnection[Any]]:
+        """A pooled connection for the length of the block, given back afterwards."""
         with self._lock:
             if self._closed:
                 from hermes_core.store.errors import StoreUnavailable
 
                 raise StoreUnavailable(f"{self._where}: the store is closed")
-            if self._pool is None:
-                self._pool = open_pool(self._url, self._where, max_size=self._max_size)
-            return self._pool
+            if not self._shares:
+                _SHARED_POOLS.take(self._url, self._where)
+                self._shares = True
+        with _SHARED_POOLS.pool(self._url).connection() as connection:
+            yield connection
 
     def close(self) -> None:
-        """Close the pool (if it was opened) and the main connection; quietly, even when the
-        server is gone; twice does nothing."""
+        """Let go of the shared pool (closed with its last store) and close the main
+        connection; quietly, even when the server is gone; twice does nothing."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.close()
+            shares, self._shares = self._shares, False
+        if shares:
+            _SHARED_POOLS.release(self._url)
         self.main.close()
+
+
+class _SharedPools:
+    """The pools of this process, one per URL, each with how many stores use it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pools: dict[str, tuple[ConnectionPool[StoreConnection[Any]], int]] = {}
+
+    def take(self, url: str, where: str) -> None:
+        with self._lock:
+            found = self._pools.get(url)
+            pool = found[0] if found else open_pool(url, where)
+            self._pools[url] = (pool, (found[1] if found else 0) + 1)
+
+    def pool(self, url: str) -> ConnectionPool[StoreConnection[Any]]:
+        with self._lock:
+            return self._pools[url][0]
+
+    def release(self, url: str) -> None:
+        with self._lock:
+            pool, users = self._pools[url]
+            if users > 1:
+                self._pools[url] = (pool, users - 1)
+                return
+            del self._pools[url]
+        pool.close()
+
+
+_SHARED_POOLS = _SharedPools()
 
 
 def open_pool(
