@@ -477,7 +477,7 @@ class PostgresStore:
         batch = list(messages)
         if not batch:
             return range(0)
-        with self._db.transaction():
+        with writes.pipelined(self._db, len(batch)), self._db.transaction():
             state = self._db.execute(
                 "SELECT title IS NULL, message_count FROM sessions WHERE id = %s FOR UPDATE",
                 (session_id,),
