@@ -36,7 +36,7 @@ from hermes_core.store.store import STATE_DB_NAME, SessionStore
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d", "e", "i", "n", "s", "r", "t", "u", "x", "g", "p", "k", "m")
+FIGURES = ("a", "b", "c", "d", "e", "i", "n", "s", "r", "t", "u", "x", "g", "p", "q", "k", "m")
 STANDALONE_FIGURES = frozenset({"i", "r", "g", "k"})
 """Figures that need neither the session corpus nor a store."""
 TRIGGER_CONTEXT_MAX = 100_000
@@ -166,6 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             or "e" in args.figures
             or "x" in args.figures
             or "n" in args.figures
+            or "q" in args.figures
             or (bool({"b", "s", "t", "g", "m"} & args.figures) and size == largest)
         )
         if needs_store and not _store_complete(root / "store"):
@@ -210,6 +211,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             insights_figures(root / "store", args.insights_repeats, size_label(size))
         if "p" in args.figures:
             backend_figures(corpus, sessions, truth, workdir, args, size_label(size))
+        if "q" in args.figures:
+            team_scale_figures(root / "store" / STATE_DB_NAME, workdir, args, size_label(size))
     if "x" in args.figures:
         export_memory_figures(workdir, args.seed)
     if "c" in args.figures:
@@ -358,6 +361,40 @@ def backend_figures(
         return
     context(f"(p) {label}: both backends in {time.perf_counter() - started:.0f} s wall")
     for name, value, unit, note in report(found, truth.messages, truth.text_bytes, label):
+        emit(name, value, unit, note)
+
+
+def team_scale_figures(
+    store_file: Path, workdir: Path, args: argparse.Namespace, label: str
+) -> None:
+    """(q): restore, migrate and the CLI's wall time, SQLite beside PostgreSQL, through the
+    installed ``hermes`` on a copy of the corpus store (see ``bench/team_scale.py``)."""
+    from hermes_store_postgres.testing import ClusterUnavailable
+
+    from bench.team_scale import report, run_team_scale
+
+    started = time.perf_counter()
+    copy_folder = workdir / f"team-{label}-copy"
+    shutil.rmtree(copy_folder, ignore_errors=True)
+    copy_folder.mkdir(parents=True)
+    copy = copy_folder / STATE_DB_NAME
+    with sqlite3.connect(store_file) as original, sqlite3.connect(copy) as target:
+        original.backup(target)
+    try:
+        found = run_team_scale(
+            f"sqlite:///{copy}",
+            workdir,
+            label,
+            runs=args.startup_runs,
+            repeats=args.search_repeats,
+        )
+    except ClusterUnavailable as error:
+        context(f"(q) {label}: skipped, PostgreSQL cannot be started here: {error}")
+        return
+    finally:
+        shutil.rmtree(copy_folder, ignore_errors=True)
+    context(f"(q) {label}: both backends in {time.perf_counter() - started:.0f} s wall")
+    for name, value, unit, note in report(found, label):
         emit(name, value, unit, note)
 
 

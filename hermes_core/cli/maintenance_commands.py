@@ -54,7 +54,7 @@ def _print_lifecycle(context: CliContext, indexed_in_part: int) -> None:
 
     store = context.store
     split = store.lifecycle.size_split()
-    how = "counted with dbstat" if split.measured else "estimated: dbstat is not available"
+    how = split.how or ("measured" if split.measured else "estimated")
     echo(
         f"Size by content: messages {human_size(split.messages_bytes)}, full-text index "
         f"{human_size(split.fulltext_bytes)}, other {human_size(split.other_bytes)} ({how})"

@@ -88,6 +88,11 @@ class StoreFacade(ABC):
         """One write transaction on the store's connection: committed at the end, rolled back
         on an error; a read-only store refuses it."""
 
+    def _append_transaction(self, messages: int) -> AbstractContextManager[object]:
+        """The transaction of an append of ``messages`` messages (a backend may send a small
+        append's statements without waiting for each answer); :meth:`_transaction` here."""
+        return self._transaction()
+
     def _write_one(self, sql: str, params: Sequence[object]) -> int:
         """Run one writing statement as a transaction of its own; how many rows it changed.
         (A backend whose connection commits each statement by itself may skip the block.)"""
@@ -552,7 +557,7 @@ class StoreFacade(ABC):
         batch = list(messages)
         if not batch:
             return range(0)
-        with self._transaction():
+        with self._append_transaction(len(batch)):
             state = self._sql.execute(
                 f"SELECT title IS NULL, message_count FROM sessions WHERE id = ?{self._row_lock}",
                 (session_id,),

@@ -71,9 +71,14 @@ class SizeSplit:
     other_bytes: int
     """Sessions, system prompts, routing, free pages…"""
     measured: bool
-    """True when counted page by page with ``dbstat``; False when estimated from text lengths."""
+    """True when counted from the store's own page or relation sizes; False when estimated from
+    text lengths."""
+    how: str = ""
+    """How the split was made, as ``hermes sessions stats`` says it (``counted with dbstat``,
+    ``sizes of PostgreSQL's relations``…)."""
 
 
+_ESTIMATED = "estimated: dbstat is not available"
 _MESSAGE_OBJECTS = ("messages", "idx_messages_session")
 _FULLTEXT_PREFIXES = ("messages_fts", "messages_cjk")
 
@@ -97,7 +102,9 @@ def size_split(connection: sqlite3.Connection) -> SizeSplit:
         messages = sum(pages.get(name, 0) for name in _MESSAGE_OBJECTS) * page_size
         fulltext = sum(n for name, n in pages.items() if name.startswith(_FULLTEXT_PREFIXES))
         fulltext *= page_size
-        return SizeSplit(messages, fulltext, max(0, total - messages - fulltext), True)
+        return SizeSplit(
+            messages, fulltext, max(0, total - messages - fulltext), True, "counted with dbstat"
+        )
     # Estimate: the payload bytes of each part, then the file's pages shared out in proportion
     # (free pages and page slack are spread over all three).
     messages = connection.execute(
@@ -120,11 +127,15 @@ def size_split(connection: sqlite3.Connection) -> SizeSplit:
     ).fetchone()[0]
     payload = messages + fulltext + other
     if not payload:
-        return SizeSplit(0, 0, total, False)
+        return SizeSplit(0, 0, total, False, _ESTIMATED)
     messages_share = round(total * messages / payload)
     fulltext_share = round(total * fulltext / payload)
     return SizeSplit(
-        messages_share, fulltext_share, max(0, total - messages_share - fulltext_share), False
+        messages_share,
+        fulltext_share,
+        max(0, total - messages_share - fulltext_share),
+        False,
+        _ESTIMATED,
     )
 
 

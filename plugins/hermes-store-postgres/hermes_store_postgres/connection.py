@@ -10,6 +10,9 @@ reaches callers as the store's error classes.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -27,6 +30,9 @@ if TYPE_CHECKING:
     from .translating import StoreConnection
 
 CONNECT_TIMEOUT_SECONDS = 10
+POOL_MAX_SIZE = 4
+"""Connections the pool shared by a process's stores holds at most (see
+:class:`StoreConnections`)."""
 SCHEMES = ("postgresql", "postgres")
 
 
@@ -47,7 +53,9 @@ def checked_url(url: str) -> str:
     if parts.fragment:
         raise InvalidStoreUrl(f"store.url {shown!r}: a PostgreSQL URL takes no #fragment")
     if not parts.path.strip("/"):
-        raise InvalidStoreUrl(f"store.url {shown!r}: name the database, e.g. postgresql://host/hermes")
+        raise InvalidStoreUrl(
+            f"store.url {shown!r}: name the database, e.g. postgresql://host/hermes"
+        )
     if "/" in parts.path.strip("/"):
         raise InvalidStoreUrl(f"store.url {shown!r}: a database name has no '/'")
     if port == 0:
@@ -80,13 +88,108 @@ def describe_connect_error(url: str, error: Exception) -> str:
     return f"store.url {redacted(url)!r}: {reason}"
 
 
-def open_pool(url: str, where: str, *, max_size: int = 4) -> ConnectionPool[StoreConnection[Any]]:
+def connect(url: str, where: str) -> StoreConnection[Any]:
+    """One autocommit :class:`~.translating.StoreConnection` to ``url`` (its failures name
+    the store as ``where``); a bad server, user, password or database raises one line
+    (``UserFacingError``, never the password). psycopg is imported here, when a URL asks for
+    PostgreSQL, not when the plugin is found."""
+    import psycopg
+
+    from .translating import FailureTranslation, StoreConnection
+
+    try:
+        connection: StoreConnection[Any] = StoreConnection.connect(
+            url, connect_timeout=CONNECT_TIMEOUT_SECONDS, autocommit=True
+        )
+    except psycopg.Error as error:
+        raise UserFacingError(describe_connect_error(url, error)) from None
+    connection.failures = FailureTranslation(where, urlsplit(url).password)
+    return connection
+
+
+class StoreConnections:
+    """The store's connections: its own (:attr:`main`, made when the store opens) and, for
+    the threads that must not wait on it (the automatic-title worker), connections borrowed
+    from a pool (``psycopg_pool``) that every store of this process on the same URL shares: a
+    gateway opens one store per worker thread, and they draw their occasional extra
+    connections from one pool rather than each keeping its own. The pool opens on the first
+    borrow and closes with the last store using it, so a command that only reads never pays
+    for its thread or its connections."""
+
+    def __init__(self, url: str, where: str) -> None:
+        self._url = url
+        self._where = where
+        self._shares = False
+        self._closed = False
+        self._lock = threading.Lock()
+        self.main: StoreConnection[Any] = connect(url, where)
+        """The connection of the thread that opened the store."""
+
+    @contextmanager
+    def borrowed(self) -> Iterator[StoreConnection[Any]]:
+        """A pooled connection for the length of the block, given back afterwards."""
+        with self._lock:
+            if self._closed:
+                from hermes_core.store.errors import StoreUnavailable
+
+                raise StoreUnavailable(f"{self._where}: the store is closed")
+            if not self._shares:
+                _SHARED_POOLS.take(self._url, self._where)
+                self._shares = True
+        with _SHARED_POOLS.pool(self._url).connection() as connection:
+            yield connection
+
+    def close(self) -> None:
+        """Let go of the shared pool (closed with its last store) and close the main
+        connection; quietly, even when the server is gone; twice does nothing."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            shares, self._shares = self._shares, False
+        if shares:
+            _SHARED_POOLS.release(self._url)
+        self.main.close()
+
+
+class _SharedPools:
+    """The pools of this process, one per URL, each with how many stores use it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pools: dict[str, tuple[ConnectionPool[StoreConnection[Any]], int]] = {}
+
+    def take(self, url: str, where: str) -> None:
+        with self._lock:
+            found = self._pools.get(url)
+            pool = found[0] if found else open_pool(url, where)
+            self._pools[url] = (pool, (found[1] if found else 0) + 1)
+
+    def pool(self, url: str) -> ConnectionPool[StoreConnection[Any]]:
+        with self._lock:
+            return self._pools[url][0]
+
+    def release(self, url: str) -> None:
+        with self._lock:
+            pool, users = self._pools[url]
+            if users > 1:
+                self._pools[url] = (pool, users - 1)
+                return
+            del self._pools[url]
+        pool.close()
+
+
+_SHARED_POOLS = _SharedPools()
+
+
+def open_pool(
+    url: str, where: str, *, max_size: int = POOL_MAX_SIZE
+) -> ConnectionPool[StoreConnection[Any]]:
     """A pool of autocommit connections to ``url`` whose first connection is made now, so a
     bad server, user, password or database is reported at once, as one line (``UserFacingError``).
 
     Its connections are :class:`~.translating.StoreConnection`: their failures name the store
     as ``where`` (``store.url '…'``, password hidden)."""
-    import psycopg
     from psycopg_pool import ConnectionPool, PoolTimeout
 
     from .translating import FailureTranslation, StoreConnection
@@ -98,11 +201,7 @@ def open_pool(url: str, where: str, *, max_size: int = 4) -> ConnectionPool[Stor
         connection.failures = failures
 
     # Connect once by hand first: the pool would hide the server's reason behind a timeout.
-    try:
-        probe = psycopg.connect(url, connect_timeout=CONNECT_TIMEOUT_SECONDS, autocommit=True)
-    except psycopg.Error as error:
-        raise UserFacingError(describe_connect_error(url, error)) from None
-    probe.close()
+    connect(url, where).close()
     pool = ConnectionPool(
         url,
         connection_class=StoreConnection[Any],
@@ -131,9 +230,33 @@ def write_refusal(db: psycopg.Connection[Any], where: str) -> StoreReadOnly | No
     ).fetchone()
     if row is None:
         return None
-    standby, read_only = bool(row[0]), bool(row[1])
+    return _refusal(where, standby=bool(row[0]), read_only=bool(row[1]))
+
+
+def _refusal(where: str, *, standby: bool, read_only: bool) -> StoreReadOnly | None:
     if standby:
         return read_only_error(where, "the server is a hot standby")
     if read_only:
         return read_only_error(where, "default_transaction_read_only is on")
     return None
+
+
+def first_look(db: psycopg.Connection[Any], where: str) -> tuple[StoreReadOnly | None, int | None]:
+    """What opening a store must know, in one round trip for a store that exists: why the
+    server refuses this connection's writes (see :func:`write_refusal`) and the schema version
+    (``None``: the database holds no version table, so :func:`.schema.migrate` looks for
+    itself)."""
+    import psycopg
+
+    try:
+        row = db.execute(
+            "SELECT pg_is_in_recovery(), current_setting('transaction_read_only') = 'on', "
+            "(SELECT version FROM hermes_schema_version)"
+        ).fetchone()
+    except psycopg.errors.UndefinedTable:  # a database Hermes has not written to yet
+        return write_refusal(db, where), None
+    if row is None:
+        return None, None
+    return _refusal(where, standby=bool(row[0]), read_only=bool(row[1])), (
+        None if row[2] is None else int(row[2])
+    )

@@ -207,7 +207,13 @@ class PostgresLifecycle:
         ).fetchone()
         messages, fulltext = (int(row[0]), int(row[1])) if row else (0, 0)
         total = self.size_bytes()
-        return SizeSplit(messages, fulltext, max(0, total - messages - fulltext), True)
+        return SizeSplit(
+            messages,
+            fulltext,
+            max(0, total - messages - fulltext),
+            True,
+            "counted with pg_total_relation_size",
+        )
 
     def stats(self) -> StoreStats:
         """Counts and size for ``hermes sessions stats``."""

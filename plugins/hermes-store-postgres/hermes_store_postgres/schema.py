@@ -368,13 +368,19 @@ def _require_utf8(db: psycopg.Connection[tuple[object, ...]], where: str) -> Non
 
 
 def migrate(
-    db: psycopg.Connection[tuple[object, ...]], where: str, *, target: int = SCHEMA_VERSION
+    db: psycopg.Connection[tuple[object, ...]],
+    where: str,
+    *,
+    target: int = SCHEMA_VERSION,
+    known: int | None = None,
 ) -> int:
-    """Bring the database up to ``target``; returns the version it was at before."""
+    """Bring the database up to ``target``; returns the version it was at before. ``known``:
+    the version the caller has just read (:func:`.connection.first_look`), so a store that is
+    up to date costs no further round trip."""
     import psycopg
 
     try:
-        found = schema_version(db)
+        found = schema_version(db) if known is None else known
     except psycopg.Error as error:
         raise StoreUnavailable(f"{where}: cannot read the store: {error}") from None
     if found > SCHEMA_VERSION:

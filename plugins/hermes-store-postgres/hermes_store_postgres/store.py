@@ -28,13 +28,11 @@ from hermes_core.store.errors import StoreReadOnly
 from hermes_core.store.facade import StoreFacade
 
 from . import writes
-from .connection import open_pool, write_refusal
+from .connection import StoreConnections, first_look
 from .schema import migrate
 from .statements import PostgresSql
 
 if TYPE_CHECKING:
-    from psycopg_pool import ConnectionPool
-
     from hermes_core.selection.filters import SessionFilter
     from hermes_core.store.insight_rows import InsightRows
     from hermes_core.store.maintenance import RepairReport, StoreStats
@@ -55,11 +53,11 @@ class PostgresStore(StoreFacade):
 
     def __init__(self, url: str, shown_url: str, *, events: StoreEvents | None = None) -> None:
         where = f"store.url {shown_url!r}"
-        pool: ConnectionPool[StoreConnection[Any]] = open_pool(url, where)
+        pool = StoreConnections(url, where)
+        db: StoreConnection[tuple[Any, ...]] = pool.main
         try:
-            db: StoreConnection[tuple[Any, ...]] = pool.getconn()
-            refusal = write_refusal(db, where)
-            migrate(db, where)
+            refusal, version = first_look(db, where)
+            migrate(db, where, known=version)
         except BaseException:
             pool.close()
             raise
@@ -67,7 +65,7 @@ class PostgresStore(StoreFacade):
 
     def _attach(
         self,
-        pool: ConnectionPool[StoreConnection[Any]],
+        pool: StoreConnections,
         db: StoreConnection[tuple[Any, ...]],
         shown_url: str,
         refusal: StoreReadOnly | None,
@@ -141,19 +139,24 @@ class PostgresStore(StoreFacade):
 
     def close(self) -> None:
         """Wait briefly for automatic titles in flight, then give back the connections
-        (closing twice does nothing). The pool closes first, so the store's own connection is
-        closed on its way back, quietly even when the server is gone."""
+        (closing twice does nothing): the pool, if it was opened, then the store's own
+        connection, quietly even when the server is gone."""
         if self._closed:
             return
         self._closed = True
         self.wait_for_titles(timeout=5.0)
         self._pool.close()
-        self._pool.putconn(self._db)
 
     # ------------------------------------------------------------------ PostgreSQL's primitives
 
     def _transaction(self) -> AbstractContextManager[object]:
         return self._db.transaction()
+
+    @contextmanager
+    def _append_transaction(self, messages: int) -> Iterator[object]:
+        """A small append in psycopg's pipeline mode (see :func:`.writes.pipelined`)."""
+        with writes.pipelined(self._db, messages), self._db.transaction() as transaction:
+            yield transaction
 
     def _write_one(self, sql: str, params: Sequence[object]) -> int:
         """The connection commits each statement by itself: no block needed."""
@@ -219,7 +222,7 @@ class PostgresStore(StoreFacade):
     def _title_worker_store(self) -> Iterator[PostgresStore]:
         """This store on another connection of the pool (given back when the block ends),
         without events."""
-        with self._pool.connection() as db:
+        with self._pool.borrowed() as db:
             worker = PostgresStore.__new__(PostgresStore)
             worker._attach(self._pool, db, self._shown, self._write_refusal, None)
             yield worker

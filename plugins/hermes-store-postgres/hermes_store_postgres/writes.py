@@ -8,9 +8,10 @@ error first, and a concurrent writer losing the race gets the same error from th
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hermes_hookspecs import Message, ParentKind
@@ -254,7 +255,59 @@ def automatic_title(db: Db, session_id: str, proposal: str) -> str | None:
 
 
 MESSAGE_ID_LOCK = 0x4865726D6D69
-"""The advisory lock held (for one statement) while a block of message ids is reserved."""
+"""The advisory lock held (within one statement) while a block of message ids is reserved."""
+
+_RESERVED_IDS = (
+    "SELECT reserved.first, pg_advisory_unlock({lock}) AS unlocked FROM ("
+    "  SELECT setval(pg_get_serial_sequence('messages', 'id'),"
+    "                nextval(pg_get_serial_sequence('messages', 'id')) + {count} - 1)"
+    "         - {count} + 1 AS first"
+    "  FROM (SELECT pg_advisory_lock({lock}) OFFSET 0) AS locked OFFSET 0"
+    ") AS reserved"
+)
+"""One statement reserving ``count`` consecutive message ids (``first`` is the first; both
+numbers are integers the code gives, never text from outside). The ``OFFSET 0`` fences keep
+the order: the lock is taken, the block drawn, and the lock let go in the select list, which
+is computed once the subquery's row exists."""
+
+
+def _reserved_ids_sql(count: int) -> str:
+    return _RESERVED_IDS.format(count=int(count), lock=MESSAGE_ID_LOCK)
+
+
+COPY_FROM = 200
+"""Batches of at least this many messages are written with ``COPY`` (imports, restores,
+migrations); smaller ones (a live turn) with one ``INSERT``, which costs one round trip less."""
+_MESSAGE_COLUMNS = (
+    "id, session_id, role, content, tool_calls, tool_call_id, tool_name, reasoning, timestamp, "
+    "token_count, platform_message_id, cjk_text"
+)
+_TYPED_MARKS = (
+    "(%s::bigint, %s::text, %s::text, %s::text, %s::text, %s::text, %s::text, %s::text, "
+    "%s::float8, %s::bigint, %s::text, %s::text)"
+)
+"""One message row of :func:`_insert_reserving`: its place in the batch, then the columns."""
+
+
+@contextlib.contextmanager
+def pipelined(db: Db, messages: int) -> Iterator[None]:
+    """A ``with`` block in psycopg's pipeline mode for a live append of ``messages`` (fewer
+    than :data:`COPY_FROM`: ``COPY`` cannot run in a pipeline): its statements go out without
+    waiting for each answer, so ``BEGIN`` travels with the first query and the counters'
+    ``UPDATE`` with ``COMMIT`` — three round trips a turn instead of five. Entering or leaving
+    the pipeline on a lost connection fails as every statement does (the store's error)."""
+    if messages >= COPY_FROM:
+        yield
+        return
+    with _failures(db), db.pipeline():
+        yield
+
+
+def _failures(db: Db) -> contextlib.AbstractContextManager[Any]:
+    """The store's translation of ``db``'s failures (nothing for a plain connection)."""
+    from .translating import StoreConnection
+
+    return db.failures if isinstance(db, StoreConnection) else contextlib.nullcontext()
 
 
 def reserve_message_ids(db: Db, count: int) -> int:
@@ -262,20 +315,11 @@ def reserve_message_ids(db: Db, count: int) -> int:
 
     The protocol promises an append's ids as a ``range``. Concurrent writers drawing from the
     sequence row by row would interleave, so a block is drawn at once under a session-level
-    advisory lock held only for that statement (not until commit): appends to different
-    sessions still run in parallel.
+    advisory lock held only within that one statement (not until commit): appends to
+    different sessions still run in parallel, and the reservation costs one round trip.
     """
-    db.execute("SELECT pg_advisory_lock(%s)", (MESSAGE_ID_LOCK,))
-    try:
-        row = db.execute(
-            "SELECT setval(pg_get_serial_sequence('messages', 'id'), "
-            "nextval(pg_get_serial_sequence('messages', 'id')) + %s - 1)",
-            (count,),
-        ).fetchone()
-    finally:
-        db.execute("SELECT pg_advisory_unlock(%s)", (MESSAGE_ID_LOCK,))
-    last = int(row[0]) if row else count
-    return last - count + 1
+    row = db.execute(_reserved_ids_sql(count)).fetchone()
+    return int(row[0]) if row else 1
 
 
 class InsertedMessages(NamedTuple):
@@ -289,14 +333,16 @@ class InsertedMessages(NamedTuple):
 def insert_messages(
     db: Db, session_id: str, messages: Iterable[Message], default_timestamp: float
 ) -> InsertedMessages:
-    """Insert messages (their search columns fill themselves) in one statement; returns their
-    ids in order. Session counters are the caller's business."""
+    """Insert messages (their search columns fill themselves); returns their ids in order.
+    Session counters are the caller's business. A batch of :data:`COPY_FROM` messages or more
+    goes through ``COPY`` (a bulk load: an import, a restore, a migration), a smaller one
+    through one ``INSERT`` (a live turn)."""
     rows: list[tuple[Any, ...]] = []
     tool_calls = 0
     last_timestamp: float | None = None
     for number, message in enumerate(messages, start=1):
-        # Checked as the rows are built, before the one statement that writes them: a batch
-        # with a bad message writes nothing.
+        # Checked as the rows are built, before anything is written: a batch with a bad
+        # message writes nothing.
         check_message(message, where=f"message {number}: ")
         timestamp = default_timestamp if message.timestamp is None else message.timestamp
         last_timestamp = timestamp if last_timestamp is None else max(last_timestamp, timestamp)
@@ -318,19 +364,47 @@ def insert_messages(
         tool_calls += len(message.tool_calls)
     if not rows:
         return InsertedMessages([], 0, None)
-    first = reserve_message_ids(db, len(rows))
-    ids = list(range(first, first + len(rows)))
-    for start in range(0, len(rows), 1000):
-        chunk = rows[start : start + 1000]
-        values = ", ".join("(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)" for _ in chunk)
-        flat = [value for i, row in enumerate(chunk) for value in (ids[start + i], *row)]
-        db.execute(
-            "INSERT INTO messages (id, session_id, role, content, tool_calls, tool_call_id, "
-            "tool_name, reasoning, timestamp, token_count, platform_message_id, cjk_text) "
-            f"VALUES {values}",
-            flat,
-        )
+    if len(rows) >= COPY_FROM:
+        first = reserve_message_ids(db, len(rows))
+        ids = list(range(first, first + len(rows)))
+        _copy_rows(db, ids, rows)
+    else:
+        ids = _insert_reserving(db, rows)
     return InsertedMessages(ids, tool_calls, last_timestamp)
+
+
+def _insert_reserving(db: Db, rows: list[tuple[Any, ...]]) -> list[int]:
+    """Reserve the ids and insert the rows in one statement (one round trip, where a live
+    turn's append used three); returns the ids, in the rows' order. The reservation is a
+    materialised CTE: it runs once, before any row is made."""
+    values = ", ".join(_TYPED_MARKS for _ in rows)
+    flat = [value for place, row in enumerate(rows) for value in (place, *row)]
+    inserted = db.execute(
+        f"WITH reserved AS MATERIALIZED ({_reserved_ids_sql(len(rows))}) "
+        f"INSERT INTO messages ({_MESSAGE_COLUMNS}) "
+        "SELECT reserved.first + row.place, row.session_id, row.role, row.content, "
+        "row.tool_calls, row.tool_call_id, row.tool_name, row.reasoning, row.timestamp, "
+        "row.token_count, row.platform_message_id, row.cjk_text "
+        f"FROM reserved, (VALUES {values}) AS row(place, session_id, role, content, tool_calls, "
+        "tool_call_id, tool_name, reasoning, timestamp, token_count, platform_message_id, "
+        "cjk_text) RETURNING id",
+        flat,
+    ).fetchall()
+    return sorted(int(found[0]) for found in inserted)
+
+
+def _copy_rows(db: Db, ids: list[int], rows: list[tuple[Any, ...]]) -> None:
+    """``COPY`` the rows in (inside the caller's transaction). Text with a lone surrogate,
+    which cannot be sent, is repaired as every statement of the store repairs it."""
+    from hermes_core.store.unicode_repair import storable_rows
+
+    with (
+        _failures(db),
+        db.cursor() as cursor,
+        cursor.copy(f"COPY messages ({_MESSAGE_COLUMNS}) FROM STDIN") as copy,
+    ):
+        for row_id, row in zip(ids, storable_rows(rows), strict=True):
+            copy.write_row((row_id, *row))
 
 
 def add_to_counters(db: Db, session_id: str, inserted: InsertedMessages) -> None:
