@@ -178,6 +178,9 @@ class _State:
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    # Headers and body are written separately: without TCP_NODELAY a kept-alive connection
+    # waits for the client's delayed ACK (about 40 ms) before each answer's body.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass

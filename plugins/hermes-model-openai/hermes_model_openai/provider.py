@@ -85,7 +85,7 @@ class OpenAIProvider:
         if request.max_output_tokens is not None:
             parameters["max_tokens"] = request.max_output_tokens
         try:
-            chunks = self._client(settings).chat.completions.create(**parameters)
+            chunks = _create_stream(self._client(settings), parameters)
         except Exception as error:
             raise model_error(error, settings) from None
         calls = ToolCallAssembler()
@@ -125,6 +125,25 @@ class OpenAIProvider:
         if usage is None:
             usage = TokenUsage(_estimate(request_chars(request)), _estimate(answer_chars))
         yield usage
+
+
+def _create_stream(client: openai.OpenAI, parameters: dict[str, Any]) -> Any:
+    """``POST /chat/completions`` streamed, through the SDK's documented ``client.post`` (its
+    way to send a body as it is): ``chat.completions.create`` would first walk every message of
+    the history through the SDK's type-driven transform — the costliest step of a gateway turn
+    (most of its CPU time with a long history), and a no-op for the plain JSON objects
+    :func:`.messages.chat_messages` builds. Chunks, retries, timeouts and errors are the SDK's
+    as with ``create``."""
+    import openai
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+    return client.post(
+        "/chat/completions",
+        body=parameters,
+        cast_to=ChatCompletion,
+        stream=True,
+        stream_cls=openai.Stream[ChatCompletionChunk],
+    )
 
 
 def _reasoning_of(delta: Any) -> str | None:
