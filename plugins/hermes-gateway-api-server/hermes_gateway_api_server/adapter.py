@@ -29,6 +29,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import (
+    RETRY_AFTER_SECONDS,
+    SHUTDOWN_GRACE_SECONDS,
+    BodyRefused,
     ChatType,
     Deliver,
     DeliveryRefused,
@@ -36,6 +39,7 @@ from hermes_hookspecs import (
     PlatformEvent,
     UserFacingError,
     build_session_key,
+    read_body,
 )
 
 from .completions import (
@@ -122,11 +126,13 @@ class ApiServerAdapter:
 
         self.connect(config)
         settings = self._settings
-        app = web.Application(client_max_size=int(settings["max_body_bytes"]))
+        app = web.Application(client_max_size=int(settings["max_body_bytes"]) + 1)
         app["deliver"] = deliver
         app.router.add_post("/v1/chat/completions", self._completions)
         app.router.add_get("/v1/models", self._models)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE_SECONDS
+        )
         await runner.setup()
         site = web.TCPSite(runner, str(settings["host"]), int(settings["port"]))
         try:
@@ -168,9 +174,10 @@ class ApiServerAdapter:
         if not self._authorised(request):
             return self._refuse(request, 401, "invalid or missing API key", "invalid_api_key")
         try:
-            body = await request.json(loads=json.loads)
-        except web.HTTPRequestEntityTooLarge:
-            return self._refuse(request, 413, "request body too large", "body_too_large")
+            body = json.loads(await read_body(request, int(self._settings["max_body_bytes"])))
+        except BodyRefused as refused:
+            code = "body_too_large" if refused.status == 413 else "body_timeout"
+            return self._refuse(request, refused.status, refused.reason, code)
         except (ValueError, UnicodeDecodeError) as error:
             return self._refuse(request, 400, f"malformed JSON ({error})", "invalid_json")
         if not isinstance(body, dict):
@@ -196,7 +203,13 @@ class ApiServerAdapter:
         try:
             session_id = await delivery.stored()
         except DeliveryRefused as error:
-            return self._refuse(request, 503, str(error), "unavailable")
+            return self._refuse(
+                request,
+                503,
+                str(error),
+                "unavailable",
+                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+            )
         model = str(self._settings["model_name"])
         headers = {SESSION_HEADER: session_id or "", CONVERSATION_HEADER: conversation}
         identifier = completion_id()
@@ -250,31 +263,41 @@ class ApiServerAdapter:
         async def send(payload: Any) -> None:
             await response.write(f"data: {json.dumps(payload)}\n\n".encode())
 
-        await send(chunk(identifier, model, {"role": "assistant", "content": ""}))
-        if first is not None:
-            await send(chunk(identifier, model, {"content": first}))
-            async for piece in deltas:
-                await send(chunk(identifier, model, {"content": piece}))
         try:
-            reply = await delivery.reply()
-        except DeliveryRefused as error:
-            await send(error_body(str(error), "server_error"))
-        else:
-            if reply.error and not reply.command:
-                # The answer broke off after it started: the stream can only say so.
-                await send(error_body(reply.error, "server_error", "model_unavailable"))
-            elif first is None and reply.text:
-                await send(chunk(identifier, model, {"content": reply.text}))
-            await send(chunk(identifier, model, {}, finish="stop"))
-            options = body.get("stream_options")
-            if isinstance(options, Mapping) and options.get("include_usage") is True:
-                await send(usage_chunk(identifier, model, _token_counts(reply)))
-        await response.write(b"data: [DONE]\n\n")
-        await response.write_eof()
+            await send(chunk(identifier, model, {"role": "assistant", "content": ""}))
+            if first is not None:
+                await send(chunk(identifier, model, {"content": first}))
+                async for piece in deltas:
+                    await send(chunk(identifier, model, {"content": piece}))
+            try:
+                reply = await delivery.reply()
+            except DeliveryRefused as error:
+                await send(error_body(str(error), "server_error"))
+            else:
+                if reply.error and not reply.command:
+                    # The answer broke off after it started: the stream can only say so.
+                    await send(error_body(reply.error, "server_error", "model_unavailable"))
+                elif first is None and reply.text:
+                    await send(chunk(identifier, model, {"content": reply.text}))
+                await send(chunk(identifier, model, {}, finish="stop"))
+                options = body.get("stream_options")
+                if isinstance(options, Mapping) and options.get("include_usage") is True:
+                    await send(usage_chunk(identifier, model, _token_counts(reply)))
+            await response.write(b"data: [DONE]\n\n")
+            await response.write_eof()
+        except ConnectionResetError:
+            # The client went away mid-answer: the turn is stored all the same.
+            log.info("api-server: the client of %s left before the answer ended", identifier)
         return response
 
     def _refuse(
-        self, request: web.Request, status: int, reason: str, code: str
+        self,
+        request: web.Request,
+        status: int,
+        reason: str,
+        code: str,
+        *,
+        headers: Mapping[str, str] | None = None,
     ) -> web.StreamResponse:
         from aiohttp import web
 
@@ -285,7 +308,7 @@ class ApiServerAdapter:
             reason,
         )
         kind = "invalid_request_error" if status < 500 else "server_error"
-        return web.json_response(error_body(reason, kind, code), status=status)
+        return web.json_response(error_body(reason, kind, code), status=status, headers=headers)
 
 
 def _token_counts(reply: GatewayReply) -> tuple[int, int]:
