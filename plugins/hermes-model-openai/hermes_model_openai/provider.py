@@ -13,6 +13,8 @@ back-off (honouring ``Retry-After``). Every failure is a one-line ``ModelError``
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -134,7 +136,6 @@ def _create_stream(client: openai.OpenAI, parameters: dict[str, Any]) -> Any:
     (most of its CPU time with a long history), and a no-op for the plain JSON objects
     :func:`.messages.chat_messages` builds. Chunks, retries, timeouts and errors are the SDK's
     as with ``create``."""
-    import openai
     from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
     return client.post(
@@ -142,8 +143,33 @@ def _create_stream(client: openai.OpenAI, parameters: dict[str, Any]) -> Any:
         body=parameters,
         cast_to=ChatCompletion,
         stream=True,
-        stream_cls=openai.Stream[ChatCompletionChunk],
+        stream_cls=_reusing_stream_class()[ChatCompletionChunk],
     )
+
+
+@functools.cache
+def _reusing_stream_class() -> Any:
+    """``openai.Stream`` that reads the rest of the HTTP body when ``[DONE]`` arrives, so the
+    connection goes back to the pool: the synchronous SDK closes the response right after
+    ``[DONE]`` with the chunked body's last bytes unread, which closes the connection, and
+    every model call of a busy gateway paid a new TCP (for a remote endpoint, TLS) handshake.
+    The SDK's asynchronous stream does the same draining."""
+    from typing import TypeVar
+
+    import openai
+
+    chunk = TypeVar("chunk")
+
+    class ReusingStream(openai.Stream[chunk]):
+        def _iter_events(self) -> Iterator[Any]:
+            for event in super()._iter_events():
+                if event.data.startswith("[DONE]") and self.response.http_version == "HTTP/1.1":
+                    with contextlib.suppress(Exception):  # only a courtesy to the pool
+                        for _ in self.response.stream:  # type: ignore[union-attr]
+                            pass
+                yield event
+
+    return ReusingStream
 
 
 def _reasoning_of(delta: Any) -> str | None:
