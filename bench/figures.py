@@ -312,6 +312,12 @@ def relay_figures(workdir: Path, quick: bool) -> None:
             f"{percentile(shape.relayed_ms, 0.99):.1f} / direct "
             f"{percentile(shape.direct_ms, 0.99):.1f} ms; {shape.failures} failed",
         )
+        emit(
+            f"{label}_gateway_cpu_per_turn",
+            f"{shape.gateway_cpu_ms_per_turn:.2f}",
+            "ms",
+            "CPU time of the gateway process (all threads, titles included) per turn",
+        )
         if shape.name == "sequential":
             emit(
                 "gateway_relay_added_p50",

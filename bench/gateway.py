@@ -319,6 +319,9 @@ class RelayFigures:
     direct_ms: list[float]
     relayed_ms: list[float]
     failures: int = 0
+    gateway_cpu_ms_per_turn: float = 0.0
+    """CPU time of the gateway process (all its threads) per relayed turn: unlike the
+    rates, it does not depend on how loaded the machine is."""
 
     @property
     def ratio(self) -> float:
@@ -453,7 +456,10 @@ def run_relay(
                 for url in (standin.base_url, relayed_url):
                     _conversations(url, 1, warm_up, label=f"warm-{name}")
                 direct = _conversations(standin.base_url, conversations, turns, label=name)
+                assert gateway.process is not None
+                cpu_before = _cpu_seconds(gateway.process.pid)
                 relayed = _conversations(relayed_url, conversations, turns, label=name)
+                cpu = _cpu_seconds(gateway.process.pid) - cpu_before
             finally:
                 gateway.stop()
             found.append(
@@ -465,6 +471,13 @@ def run_relay(
                     direct[1],
                     relayed[1],
                     failures=direct[2] + relayed[2],
+                    gateway_cpu_ms_per_turn=cpu * 1000 / (conversations * turns),
                 )
             )
     return found
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (``/proc/PID/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -50,6 +50,7 @@ from .validation import check_usage
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
 
+    from .autotitle import TitleJob
     from .backups import BackupSettings, RollingBackups
     from .handoffs import HandoffRegistry
     from .import_bookkeeping import SqliteImportBookkeeping
@@ -88,7 +89,7 @@ class SessionStore:
         self.path = Path(path)
         self._events = events
         self._connection = _open_and_migrate(self.path, write_lock)
-        self._title_threads: list[threading.Thread] = []
+        self._title_threads: list[TitleJob] = []
         self._backups: RollingBackups | None = None
         self._maintenance: BackgroundMaintenance | None = None
         if not self.read_only:
@@ -768,9 +769,11 @@ class SessionStore:
         self._title_threads = [t for t in self._title_threads if t.is_alive()] + [thread]
 
     def wait_for_titles(self, timeout: float | None = None) -> None:
-        """Wait for automatic titles being generated in the background (tests, shutdown)."""
-        for thread in list(self._title_threads):
-            thread.join(timeout)
+        """Wait for automatic titles being generated in the background (tests, shutdown),
+        ``timeout`` seconds at most in all."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for job in list(self._title_threads):
+            job.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
 
 
 def _open_and_migrate(path: Path, write_lock: threading.Lock | None) -> sqlite3.Connection:
