@@ -209,12 +209,16 @@ def _settle(url: str, timeout: float) -> float:
             assert row is not None
             inserted, modified, rows, workers = row
             rows = max(float(rows), 0.0)
-            vacuum_due = inserted > settings["autovacuum_vacuum_insert_threshold"] + settings[
-                "autovacuum_vacuum_insert_scale_factor"
-            ] * rows
-            analyze_due = modified > settings["autovacuum_analyze_threshold"] + settings[
-                "autovacuum_analyze_scale_factor"
-            ] * rows
+            vacuum_due = (
+                inserted
+                > settings["autovacuum_vacuum_insert_threshold"]
+                + settings["autovacuum_vacuum_insert_scale_factor"] * rows
+            )
+            analyze_due = (
+                modified
+                > settings["autovacuum_analyze_threshold"]
+                + settings["autovacuum_analyze_scale_factor"] * rows
+            )
             if not workers and not vacuum_due and not analyze_due:
                 break
             time.sleep(2.0)

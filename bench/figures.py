@@ -36,8 +36,8 @@ from hermes_core.store.store import STATE_DB_NAME, SessionStore
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d", "e", "i", "n", "s", "r", "t", "u", "x", "g", "p", "q", "k", "m")
-STANDALONE_FIGURES = frozenset({"i", "r", "g", "k"})
+FIGURES = ("a", "b", "c", "d", "e", "i", "n", "s", "r", "t", "u", "x", "g", "h", "p", "q", "k", "m")
+STANDALONE_FIGURES = frozenset({"i", "r", "g", "h", "k"})
 """Figures that need neither the session corpus nor a store."""
 TRIGGER_CONTEXT_MAX = 100_000
 """The trigger-based loader (context only) runs at sizes up to this many messages."""
@@ -77,7 +77,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--only",
-        help="comma-separated figures out of a,b,c,d,e,i,n,s,r,t,u,x,g,p,k,m (default all)",
+        help="comma-separated figures out of a,b,c,d,e,i,n,s,r,t,u,x,g,h,p,k,m (default all)",
     )
     parser.add_argument(
         "--workdir",
@@ -147,6 +147,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     gateway_on_corpus = "g" in args.figures and bool(args.messages)
     if "g" in args.figures and not gateway_on_corpus:
         gateway_figures(workdir, args.gateway_chats, args.gateway_messages)
+    if "h" in args.figures:
+        relay_figures(workdir, args.quick)
     if "k" in args.figures:
         crash_figures(workdir, args.crash_cycles)
     if not args.figures - STANDALONE_FIGURES and not gateway_on_corpus:
@@ -287,6 +289,47 @@ def gateway_figures(
             f"client side, stand-in model included; p99 "
             f"{percentile(result.round_trips_ms, 0.99):.1f} ms; {result.seconds:.1f} s in all",
         )
+
+
+def relay_figures(workdir: Path, quick: bool) -> None:
+    """(h) The same turns straight to the stand-in model and through a real gateway
+    (api-server, the official SDK as the client), side by side in one run."""
+    from bench.gateway import median, percentile, run_relay
+
+    shapes = [("sequential", 1, 40), ("concurrent", 50, 4), ("crowd", 200, 5)]
+    if quick:
+        shapes = [("sequential", 1, 20), ("concurrent", 20, 2), ("crowd", 50, 2)]
+    load = os.getloadavg()[0]
+    context(f"(h) load average {load:.2f} at the start on {os.cpu_count()} cores")
+    targets = {"sequential": "target ≥ 0.4", "concurrent": "target ≥ 0.5"}
+    for shape in run_relay(workdir, shapes):
+        label = f"gateway_relay_{shape.name}"
+        emit(f"{label}_direct", f"{shape.turns / shape.direct_seconds:.0f}", "turns/s")
+        emit(f"{label}_relayed", f"{shape.turns / shape.relayed_seconds:.0f}", "turns/s")
+        emit(f"{label}_ratio", f"{shape.ratio:.2f}", note=targets.get(shape.name, "no target"))
+        emit(
+            f"{label}_turn_p50",
+            f"{median(shape.relayed_ms):.1f}",
+            "ms",
+            f"direct {median(shape.direct_ms):.1f} ms; p99 relayed "
+            f"{percentile(shape.relayed_ms, 0.99):.1f} / direct "
+            f"{percentile(shape.direct_ms, 0.99):.1f} ms; {shape.failures} failed",
+        )
+        emit(
+            f"{label}_gateway_cpu_per_turn",
+            f"{shape.gateway_cpu_ms_per_turn:.2f}",
+            "ms",
+            "CPU time of the gateway process (all threads, titles included) per turn",
+        )
+        if shape.name == "sequential":
+            emit(
+                "gateway_relay_added_p50",
+                f"{median(shape.relayed_ms) - median(shape.direct_ms):.2f}",
+                "ms",
+                "unloaded: one turn's p50 through the gateway minus straight to the model; "
+                "target ≤ 3 ms",
+            )
+    context(f"(h) load average {os.getloadavg()[0]:.2f} at the end")
 
 
 def crash_figures(workdir: Path, cycles: int) -> None:

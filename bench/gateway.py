@@ -301,3 +301,183 @@ def percentile(values: list[float], fraction: float) -> float:
 
 def median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
+
+
+# ---------------------------------------------------------------------- (h) direct vs relayed
+
+RELAY_KEY = "bench-relay-key"
+
+
+@dataclass
+class RelayFigures:
+    """One load shape measured straight to the model and through the gateway, in one run."""
+
+    name: str
+    turns: int
+    direct_seconds: float
+    relayed_seconds: float
+    direct_ms: list[float]
+    relayed_ms: list[float]
+    failures: int = 0
+    gateway_cpu_ms_per_turn: float = 0.0
+    """CPU time of the gateway process (all its threads) per relayed turn: unlike the
+    rates, it does not depend on how loaded the machine is."""
+
+    @property
+    def ratio(self) -> float:
+        """Turns per second through the gateway ÷ straight to the model."""
+        return self.direct_seconds / self.relayed_seconds if self.relayed_seconds else 0.0
+
+
+class _StandInProcess:
+    """The tests' stand-in model in a process of its own (so the client threads of this
+    bench do not share its interpreter lock), answering every turn with ``ok`` and every
+    automatic-title request with a title (a real model call, as in use)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.process: subprocess.Popen[bytes] | None = None
+        self.base_url = ""
+
+    def __enter__(self) -> _StandInProcess:
+        tests = Path(__file__).resolve().parent.parent / "tests"
+        script = self.folder / "standin-replies.json"
+        script.write_text(json.dumps([{"text": "ok", "times": None}]))
+        port_file = self.folder / "standin-port.txt"
+        port_file.unlink(missing_ok=True)
+        env = {**os.environ, "PYTHONPATH": str(tests)}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "standins.openai_server", "--port", "0", "--script",
+             str(script), "--port-file", str(port_file), "--title", "Bench chat"],
+            env=env, stdout=subprocess.DEVNULL,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not port_file.exists() or not port_file.read_text().strip():
+            if time.monotonic() > deadline or self.process.poll() is not None:
+                raise SystemExit("the stand-in model did not start")
+            time.sleep(0.05)
+        self.base_url = f"http://127.0.0.1:{port_file.read_text().strip()}/v1"
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(30)
+
+
+def _relay_gateway(home: Path, model_url: str, port: int, env: dict[str, str]) -> _Gateway:
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
+    config = {
+        "model": {
+            "provider": "openai", "base_url": model_url, "name": "standin-model",
+            "max_retries": 0, "timeout_seconds": 60,
+        },
+        "gateway": {"platforms": {"api-server": {"api_key": RELAY_KEY, "port": port}}},
+    }  # fmt: skip
+    (home / "config.yaml").write_text(json.dumps(config))  # JSON is YAML
+    gateway = _Gateway(home, {**env, "HERMES_HOME": str(home), "OPENAI_API_KEY": "sk-bench"})
+    gateway.start()
+    return gateway
+
+
+def _conversations(
+    base_url: str, conversations: int, turns: int, *, label: str
+) -> tuple[float, list[float], int]:
+    """``conversations`` clients at once, each sending ``turns`` turns one after the other
+    through the official SDK (as an OpenAI client does); wall seconds, each turn's ms, and
+    the turns that failed."""
+    import httpx
+    import openai
+
+    limits = httpx.Limits(
+        max_connections=conversations + 8, max_keepalive_connections=conversations
+    )
+    client = openai.OpenAI(
+        base_url=base_url,
+        api_key=RELAY_KEY,
+        max_retries=0,
+        timeout=120,
+        http_client=httpx.Client(limits=limits, timeout=120),
+    )
+    times: list[float] = []
+    failures = [0]
+    lock = threading.Lock()
+    barrier = threading.Barrier(conversations + 1)
+
+    def conversation(number: int) -> None:
+        headers = {"X-Hermes-Conversation": f"{label}-{number}"}
+        barrier.wait()
+        for turn in range(turns):
+            started = time.perf_counter()
+            try:
+                answer = client.chat.completions.create(
+                    model="standin-model",
+                    messages=[{"role": "user", "content": f"{label} {number} turn {turn}"}],
+                    extra_headers=headers,
+                )
+                ok = answer.choices[0].message.content == "ok"
+            except openai.OpenAIError:
+                ok = False
+            elapsed = (time.perf_counter() - started) * 1000
+            with lock:
+                times.append(elapsed)
+                failures[0] += 0 if ok else 1
+
+    threads = [threading.Thread(target=conversation, args=(n,)) for n in range(conversations)]
+    for thread in threads:
+        thread.start()
+    barrier.wait()
+    started = time.perf_counter()
+    for thread in threads:
+        thread.join()
+    seconds = time.perf_counter() - started
+    client.close()
+    return seconds, times, failures[0]
+
+
+def run_relay(
+    workdir: Path, shapes: list[tuple[str, int, int]], *, warm_up: int = 20
+) -> list[RelayFigures]:
+    """Each shape (name, conversations, turns each) straight to the stand-in model, then
+    through a real ``hermes gateway run`` (api-server) to the same stand-in, one after the
+    other in one run. A fresh gateway home per shape, so every shape starts new conversations
+    (and their automatic titles)."""
+    folder = workdir / "gateway-relay"
+    folder.mkdir(parents=True, exist_ok=True)
+    found: list[RelayFigures] = []
+    with _StandInProcess(folder) as standin:
+        env = dict(os.environ)
+        for name, conversations, turns in shapes:
+            port = _free_port()
+            gateway = _relay_gateway(folder / f"home-{name}", standin.base_url, port, env)
+            relayed_url = f"http://127.0.0.1:{port}/v1"
+            try:
+                for url in (standin.base_url, relayed_url):
+                    _conversations(url, 1, warm_up, label=f"warm-{name}")
+                direct = _conversations(standin.base_url, conversations, turns, label=name)
+                assert gateway.process is not None
+                cpu_before = _cpu_seconds(gateway.process.pid)
+                relayed = _conversations(relayed_url, conversations, turns, label=name)
+                cpu = _cpu_seconds(gateway.process.pid) - cpu_before
+            finally:
+                gateway.stop()
+            found.append(
+                RelayFigures(
+                    name,
+                    conversations * turns,
+                    direct[0],
+                    relayed[0],
+                    direct[1],
+                    relayed[1],
+                    failures=direct[2] + relayed[2],
+                    gateway_cpu_ms_per_turn=cpu * 1000 / (conversations * turns),
+                )
+            )
+    return found
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far (``/proc/PID/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

@@ -91,8 +91,9 @@ def run_mcp_discovery(
     shutil.copyfile(db_path, home / STATE_DB_NAME)  # the cached store is never served
     connection = open_read_only(db_path)
     classes, _counts = query_classes(connection, seed)
-    queries = [q for c in classes if c.name in {"rare", "medium", "common", "two_terms"}
-               for q in c.queries]
+    queries = [
+        q for c in classes if c.name in {"rare", "medium", "common", "two_terms"} for q in c.queries
+    ]
     hermes = shutil.which("hermes", path=str(Path(sys.executable).parent)) or "hermes"
     through_mcp: list[float] = []
     in_process: list[float] = []

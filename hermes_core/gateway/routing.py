@@ -217,6 +217,12 @@ class Router:
         self.table.point(session_key, session_id, origin, now=self._clock())
         self._write_mirror()
 
+    def forget(self, session_key: str) -> None:
+        """Drop the key's routing row (a one-shot conversation's): its sessions stay, and a
+        later event with the same key finds them by the key they carry."""
+        self.table.clear(session_key)
+        self._write_mirror()
+
     def _write_mirror(self) -> None:
         if self._mirror is not None:
             self._mirror.write(self.table.routes())

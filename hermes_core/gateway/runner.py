@@ -134,6 +134,10 @@ class Gateway:
             max_workers=self.workers, thread_name_prefix="hermes-gateway"
         )
         self._loop.set_default_executor(self._pool)
+        from hermes_core.store.autotitle import defer_titles_while
+
+        # Automatic titles wait for a pause between turns, so they never slow one down.
+        defer_titles_while(lambda: bool(self._tasks))
         for name, options in settings.items():
             adapter = adapters.get(name)
             if adapter is None:
@@ -164,6 +168,9 @@ class Gateway:
         self._closing = True
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
+        from hermes_core.store.autotitle import defer_titles_while
+
+        defer_titles_while(None)
         for name, adapter in reversed(self._running):
             try:
                 await adapter.stop()

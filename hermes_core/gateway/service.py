@@ -123,26 +123,50 @@ def enabled_platforms(config: Config) -> dict[str, dict[str, Any]]:
 LOG_LEVEL_ENV = "HERMES_GATEWAY_LOG_LEVEL"
 
 
-class _TerminalSafeFormatter(logging.Formatter):
-    """Log lines may quote what platform users sent (a title, a name, an error about their
-    message): their control characters are shown as ``^[``… (see ``hermes_core.terminal_text``)."""
+DEBUG_ENV = "HERMES_DEBUG"
+
+
+class _OneLineFormatter(logging.Formatter):
+    """Every record is one line: an exception attached to it (aiohttp's "Error handling
+    request" on a malformed HTTP request, a client that reset its connection) is summed up as
+    ``: Kind: what it says`` on the same line, its traceback only with ``HERMES_DEBUG=1``. Log
+    lines may quote what platform users sent (a title, a name, an error about their message):
+    their control characters are shown as ``^[``… (see ``hermes_core.terminal_text``)."""
+
+    def __init__(self, *, tracebacks: bool) -> None:
+        super().__init__("hermes gateway: %(message)s")
+        self._tracebacks = tracebacks
 
     def format(self, record: logging.LogRecord) -> str:
         from hermes_core.terminal_text import terminal_safe
 
-        return terminal_safe(super().format(record))
+        if self._tracebacks:
+            return terminal_safe(super().format(record))
+        message = " ".join(record.getMessage().split())
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            said = " ".join(str(error).split())
+            message += f": {type(error).__name__}" + (f": {said}" if said else "")
+        if not record.name.startswith("hermes"):
+            message = f"{record.name}: {message}"
+        return terminal_safe(self._fmt % {"message": message} if self._fmt else message)
 
 
 def configure_logging(env: Mapping[str, str] | None = None) -> None:
-    """One line per event worth telling, on stderr. ``HERMES_GATEWAY_LOG_LEVEL=debug`` adds a
-    timing line per turn (routing, store writes, whole turn)."""
+    """One line per event worth telling, on stderr, ours and the libraries' alike (aiohttp,
+    asyncio: warnings and errors only). ``HERMES_GATEWAY_LOG_LEVEL=debug`` adds a timing line
+    per turn (routing, store writes, whole turn); ``HERMES_DEBUG=1`` adds tracebacks."""
+    values = os.environ if env is None else env
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_TerminalSafeFormatter("hermes gateway: %(message)s"))
+    handler.setFormatter(_OneLineFormatter(tracebacks=bool(values.get(DEBUG_ENV))))
     logger = logging.getLogger("hermes")
     logger.handlers[:] = [handler]
-    wanted = (os.environ if env is None else env).get(LOG_LEVEL_ENV, "info").upper()
+    wanted = values.get(LOG_LEVEL_ENV, "info").upper()
     logger.setLevel(logging.DEBUG if wanted == "DEBUG" else logging.INFO)
     logger.propagate = False
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
 
 
 async def serve(

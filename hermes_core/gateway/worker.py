@@ -282,8 +282,11 @@ class EventWorker:
                 text=result.text,
                 session_id=result.session_id,
                 error=result.error,
+                usage=result.usage,
             )
         )
+        if event.one_shot:
+            context.router.forget(session_key)
 
     def _apply_policy(
         self, context: _ThreadContext, session_key: str, origin: RouteOrigin, session: Session

@@ -20,7 +20,6 @@ two such backends; ``tests/store_conformance/`` checks any of them.
 
 from __future__ import annotations
 
-import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -44,6 +43,7 @@ from .validation import check_usage
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
 
+    from .autotitle import TitleJob
     from .insight_rows import InsightRows
     from .maintenance import StoreStats
 
@@ -73,8 +73,8 @@ class StoreFacade(ABC):
     """The store's connection (statements both stores take)."""
     _events: StoreEvents | None
     """Who hears about sessions starting and ending (the plugin host), if anyone."""
-    _title_threads: list[threading.Thread]
-    """Automatic titles being generated in the background."""
+    _title_threads: list[TitleJob]
+    """Automatic titles queued or being generated in the background."""
 
     _row_lock: ClassVar[str] = ""
     """Appended to the read of a session's counters before messages are appended to it: a
@@ -702,6 +702,8 @@ class StoreFacade(ABC):
         self._title_threads = [t for t in self._title_threads if t.is_alive()] + [thread]
 
     def wait_for_titles(self, timeout: float | None = None) -> None:
-        """Wait for automatic titles being generated in the background (tests, shutdown)."""
-        for thread in list(self._title_threads):
-            thread.join(timeout)
+        """Wait for automatic titles being generated in the background (tests, shutdown),
+        ``timeout`` seconds at most in all."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for job in list(self._title_threads):
+            job.join(None if deadline is None else max(0.0, deadline - time.monotonic()))

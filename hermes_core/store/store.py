@@ -41,6 +41,7 @@ from .statements import SqliteSql
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
 
+    from .autotitle import TitleJob
     from .backups import BackupSettings, RollingBackups
     from .handoffs import HandoffRegistry
     from .import_bookkeeping import SqliteImportBookkeeping
@@ -75,7 +76,7 @@ class SessionStore(StoreFacade):
         self._events = events
         self._connection = _open_and_migrate(self.path, write_lock)
         self._sql = SqliteSql(self._connection)
-        self._title_threads: list[threading.Thread] = []
+        self._title_threads: list[TitleJob] = []
         self._backups: RollingBackups | None = None
         self._maintenance: BackgroundMaintenance | None = None
         if not self.read_only:

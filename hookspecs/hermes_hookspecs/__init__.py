@@ -32,6 +32,13 @@ from ._gateway import (
     PlatformEvent,
     build_session_key,
 )
+from ._http_intake import (
+    BODY_TIMEOUT_SECONDS,
+    RETRY_AFTER_SECONDS,
+    SHUTDOWN_GRACE_SECONDS,
+    BodyRefused,
+    read_body,
+)
 from ._protocols import (
     Exporter,
     ExportSink,
@@ -97,10 +104,14 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "BODY_TIMEOUT_SECONDS",
     "END_REASONS",
     "PROJECT_NAME",
+    "RETRY_AFTER_SECONDS",
     "SESSION_KEY_NAMESPACE",
+    "SHUTDOWN_GRACE_SECONDS",
     "Attachment",
+    "BodyRefused",
     "ChatType",
     "Deliver",
     "Delivery",
@@ -144,4 +155,5 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "hookspecs",
+    "read_body",
 ]

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-from ._types import UserFacingError
+from ._types import TokenUsage, UserFacingError
 
 ChatType = Literal["dm", "group", "channel", "thread"]
 """The kind of conversation an event comes from. ``thread`` is a thread or topic inside a group
@@ -49,6 +49,10 @@ class PlatformEvent:
     attachments: tuple[Attachment, ...] = ()
     user_name: str | None = None
     chat_name: str | None = None
+    one_shot: bool = False
+    """True when nobody can continue this conversation by name (an api-server request with
+    neither a conversation header nor ``user``): its session is kept, but the gateway keeps
+    no routing row for it, so such requests do not grow the routing table."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +67,9 @@ class GatewayReply:
     """One line when the model could not answer; the event itself is stored all the same."""
     command: bool = False
     """True when a gateway command answered rather than the model."""
+    usage: TokenUsage | None = None
+    """The tokens the model reported for the turn (summed over its calls; None for a
+    command)."""
 
 
 class DeliveryRefused(UserFacingError):

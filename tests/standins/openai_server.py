@@ -2,7 +2,7 @@
 
 It is not OpenAI, llama.cpp, Ollama or vLLM: it is written from the public Chat Completions
 API documentation (``POST /v1/chat/completions`` with ``stream: true`` answered as server-sent
-events — ``data: {chat.completion.chunk}`` lines ending with ``data: [DONE]``, tool calls
+events, chunked on a kept-alive connection — ``data: {chat.completion.chunk}`` lines ending with ``data: [DONE]``, tool calls
 streamed in fragments by ``index``, a final usage chunk with empty ``choices`` when
 ``stream_options.include_usage`` is set; errors as ``{"error": {"message", "type", "code"}}``)
 and answers only what a test scripted. It binds 127.0.0.1 only.
@@ -178,6 +178,9 @@ class _State:
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    # Headers and body are written separately: without TCP_NODELAY a kept-alive connection
+    # waits for the client's delayed ACK (about 40 ms) before each answer's body.
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet
         pass
@@ -267,16 +270,19 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, _completion(body, reply))
 
     def _stream(self, body: dict[str, Any], reply: Reply) -> None:
+        # Chunked, and the connection kept for the next request, as the API serves streams.
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
+        self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        self.close_connection = True
         include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
         for line in _events(body, reply, include_usage, self.server.state):
-            self.wfile.write(line.encode())
+            data = line.encode()
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
 
 
 def _chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -373,6 +379,7 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
+    request_queue_size = 128  # many clients connecting at once are not refused (the default: 5)
 
     def __init__(self, port: int, state: _State) -> None:
         self.state = state

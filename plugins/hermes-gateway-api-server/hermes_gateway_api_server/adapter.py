@@ -10,7 +10,9 @@ Settings (``gateway.platforms.api-server`` in config.yaml):
 - ``max_body_bytes`` (1048576).
 
 A conversation is one session: the ``X-Hermes-Conversation`` header names it (else the
-request's ``user`` field; with neither, each request is a conversation of its own). Only the
+request's ``user`` field; with neither, each request is a conversation of its own: its session
+is kept, but no routing row, so such requests do not grow the routing table; the answer's
+``X-Hermes-Conversation`` names it should the client want to go on). Only the
 last user message of a request is the new turn — the session holds the history. Every answer
 carries ``X-Hermes-Session`` (the session id). A streamed answer starts (HTTP 200) only once the
 user turn is stored.
@@ -27,12 +29,17 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import (
+    RETRY_AFTER_SECONDS,
+    SHUTDOWN_GRACE_SECONDS,
+    BodyRefused,
     ChatType,
     Deliver,
     DeliveryRefused,
+    GatewayReply,
     PlatformEvent,
     UserFacingError,
     build_session_key,
+    read_body,
 )
 
 from .completions import (
@@ -43,6 +50,7 @@ from .completions import (
     error_body,
     last_user_text,
     models_list,
+    usage_chunk,
 )
 
 if TYPE_CHECKING:
@@ -118,11 +126,13 @@ class ApiServerAdapter:
 
         self.connect(config)
         settings = self._settings
-        app = web.Application(client_max_size=int(settings["max_body_bytes"]))
+        app = web.Application(client_max_size=int(settings["max_body_bytes"]) + 1)
         app["deliver"] = deliver
         app.router.add_post("/v1/chat/completions", self._completions)
         app.router.add_get("/v1/models", self._models)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE_SECONDS
+        )
         await runner.setup()
         site = web.TCPSite(runner, str(settings["host"]), int(settings["port"]))
         try:
@@ -164,9 +174,10 @@ class ApiServerAdapter:
         if not self._authorised(request):
             return self._refuse(request, 401, "invalid or missing API key", "invalid_api_key")
         try:
-            body = await request.json(loads=json.loads)
-        except web.HTTPRequestEntityTooLarge:
-            return self._refuse(request, 413, "request body too large", "body_too_large")
+            body = json.loads(await read_body(request, int(self._settings["max_body_bytes"])))
+        except BodyRefused as refused:
+            code = "body_too_large" if refused.status == 413 else "body_timeout"
+            return self._refuse(request, refused.status, refused.reason, code)
         except (ValueError, UnicodeDecodeError) as error:
             return self._refuse(request, 400, f"malformed JSON ({error})", "invalid_json")
         if not isinstance(body, dict):
@@ -176,45 +187,70 @@ class ApiServerAdapter:
         except BadRequest as error:
             return self._refuse(request, 400, str(error), "invalid_request")
         user = body.get("user") if isinstance(body.get("user"), str) else None
-        conversation = request.headers.get(CONVERSATION_HEADER) or user or uuid.uuid4().hex
+        named = request.headers.get(CONVERSATION_HEADER) or user
+        conversation = named or uuid.uuid4().hex
         kind: ChatType = "dm"
         event = PlatformEvent(
-            platform="api-server", chat_id=conversation, text=text, chat_type=kind, user_id=user
+            platform="api-server",
+            chat_id=conversation,
+            text=text,
+            chat_type=kind,
+            user_id=user,
+            one_shot=named is None,
         )
         deliver: Deliver = request.app["deliver"]
         delivery = deliver(event)
         try:
             session_id = await delivery.stored()
         except DeliveryRefused as error:
-            return self._refuse(request, 503, str(error), "unavailable")
+            return self._refuse(
+                request,
+                503,
+                str(error),
+                "unavailable",
+                headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+            )
         model = str(self._settings["model_name"])
         headers = {SESSION_HEADER: session_id or "", CONVERSATION_HEADER: conversation}
         identifier = completion_id()
         if body.get("stream"):
-            return await self._stream(request, delivery, identifier, model, headers)
+            return await self._stream(request, body, delivery, identifier, model, headers)
         try:
             reply = await delivery.reply()
         except DeliveryRefused as error:
             return self._refuse(request, 502, str(error), "server_error")
         if reply.error and not reply.command:
-            log.warning("api-server: the model could not answer: %s", reply.error)
-            return web.json_response(
-                error_body(reply.error, "server_error", "model_unavailable"),
-                status=502,
-                headers=headers,
-            )
-        return web.json_response(completion(identifier, model, reply.text), headers=headers)
+            return _model_failure(reply.error, headers)  # the gateway logged it (one line)
+        return web.json_response(
+            completion(identifier, model, reply.text, _token_counts(reply)), headers=headers
+        )
 
     async def _stream(
         self,
         request: web.Request,
+        body: Mapping[str, Any],
         delivery: Any,
         identifier: str,
         model: str,
         headers: Mapping[str, str],
     ) -> web.StreamResponse:
+        """Stream the answer as server-sent chunks. The HTTP 200 is sent with the model's first
+        piece of text (or its whole answer): a model that fails before saying anything gets the
+        same 502 as a request that is not streamed."""
         from aiohttp import web
 
+        deltas = delivery.text_deltas().__aiter__()
+        first: str | None = None
+        async for piece in deltas:
+            first = piece
+            break
+        if first is None:
+            try:
+                reply = await delivery.reply()
+            except DeliveryRefused as error:
+                return self._refuse(request, 502, str(error), "server_error")
+            if reply.error and not reply.command:
+                return _model_failure(reply.error, headers)
         response = web.StreamResponse(
             headers={
                 "Content-Type": "text/event-stream",
@@ -227,28 +263,41 @@ class ApiServerAdapter:
         async def send(payload: Any) -> None:
             await response.write(f"data: {json.dumps(payload)}\n\n".encode())
 
-        await send(chunk(identifier, model, {"role": "assistant", "content": ""}))
-        streamed = False
-        async for piece in delivery.text_deltas():
-            streamed = True
-            await send(chunk(identifier, model, {"content": piece}))
         try:
-            reply = await delivery.reply()
-        except DeliveryRefused as error:
-            await send(error_body(str(error), "server_error"))
-        else:
-            if reply.error and not reply.command:
-                log.warning("api-server: the model could not answer: %s", reply.error)
-                await send(error_body(reply.error, "server_error", "model_unavailable"))
-            elif not streamed and reply.text:
-                await send(chunk(identifier, model, {"content": reply.text}))
-            await send(chunk(identifier, model, {}, finish="stop"))
-        await response.write(b"data: [DONE]\n\n")
-        await response.write_eof()
+            await send(chunk(identifier, model, {"role": "assistant", "content": ""}))
+            if first is not None:
+                await send(chunk(identifier, model, {"content": first}))
+                async for piece in deltas:
+                    await send(chunk(identifier, model, {"content": piece}))
+            try:
+                reply = await delivery.reply()
+            except DeliveryRefused as error:
+                await send(error_body(str(error), "server_error"))
+            else:
+                if reply.error and not reply.command:
+                    # The answer broke off after it started: the stream can only say so.
+                    await send(error_body(reply.error, "server_error", "model_unavailable"))
+                elif first is None and reply.text:
+                    await send(chunk(identifier, model, {"content": reply.text}))
+                await send(chunk(identifier, model, {}, finish="stop"))
+                options = body.get("stream_options")
+                if isinstance(options, Mapping) and options.get("include_usage") is True:
+                    await send(usage_chunk(identifier, model, _token_counts(reply)))
+            await response.write(b"data: [DONE]\n\n")
+            await response.write_eof()
+        except ConnectionResetError:
+            # The client went away mid-answer: the turn is stored all the same.
+            log.info("api-server: the client of %s left before the answer ended", identifier)
         return response
 
     def _refuse(
-        self, request: web.Request, status: int, reason: str, code: str
+        self,
+        request: web.Request,
+        status: int,
+        reason: str,
+        code: str,
+        *,
+        headers: Mapping[str, str] | None = None,
     ) -> web.StreamResponse:
         from aiohttp import web
 
@@ -259,4 +308,19 @@ class ApiServerAdapter:
             reason,
         )
         kind = "invalid_request_error" if status < 500 else "server_error"
-        return web.json_response(error_body(reason, kind, code), status=status)
+        return web.json_response(error_body(reason, kind, code), status=status, headers=headers)
+
+
+def _token_counts(reply: GatewayReply) -> tuple[int, int]:
+    """The model's (prompt, completion) tokens for the turn; 0/0 for a gateway command."""
+    usage = reply.usage
+    return (usage.input_tokens, usage.output_tokens) if usage is not None else (0, 0)
+
+
+def _model_failure(error: str, headers: Mapping[str, str]) -> web.StreamResponse:
+    """The 502 of a turn the model could not answer (the user turn is stored)."""
+    from aiohttp import web
+
+    return web.json_response(
+        error_body(error, "server_error", "model_unavailable"), status=502, headers=headers
+    )

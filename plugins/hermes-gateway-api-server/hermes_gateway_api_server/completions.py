@@ -80,6 +80,24 @@ def chunk(
     }
 
 
+def usage_chunk(identifier: str, model: str, usage: tuple[int, int]) -> dict[str, Any]:
+    """The last chunk of a stream whose request set ``stream_options.include_usage``: no
+    choices, the turn's token counts."""
+    prompt, answer = usage
+    return {
+        "id": identifier,
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": answer,
+            "total_tokens": prompt + answer,
+        },
+    }
+
+
 def error_body(message: str, kind: str, code: str | None = None) -> dict[str, Any]:
     """The API's error object."""
     return {"error": {"message": message, "type": kind, "code": code, "param": None}}

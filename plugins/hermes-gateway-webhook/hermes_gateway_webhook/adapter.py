@@ -11,7 +11,9 @@ Settings (``gateway.platforms.webhook`` in config.yaml):
 - ``max_body_bytes`` (65536), ``replay_window_seconds`` (300), ``callback_timeout_seconds`` (30).
 
 Every refusal is one log line: unsigned, badly signed or replayed → 401; a body over the limit
-→ 413; malformed JSON or missing fields → 400; the gateway stopping → 503. No request is
+→ 413 (a declared ``Content-Length`` over it before anything is read); a body that does not
+arrive within 30 s → 408; malformed JSON or missing fields → 400; the gateway stopping → 503
+with ``Retry-After``. No request is
 answered 2xx before its event is stored.
 """
 
@@ -26,7 +28,10 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import (
+    RETRY_AFTER_SECONDS,
+    SHUTDOWN_GRACE_SECONDS,
     Attachment,
+    BodyRefused,
     ChatType,
     Deliver,
     DeliveryRefused,
@@ -34,6 +39,7 @@ from hermes_hookspecs import (
     PlatformEvent,
     UserFacingError,
     build_session_key,
+    read_body,
 )
 
 from .signing import SIGNATURE_HEADER, TIMESTAMP_HEADER, SignatureCheck, signed_headers
@@ -191,7 +197,9 @@ class WebhookAdapter:
         app = web.Application(client_max_size=int(settings["max_body_bytes"]) + 1)
         app["deliver"] = deliver
         app.router.add_post(str(settings["path"]), self._receive)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        runner = web.AppRunner(
+            app, access_log=None, handle_signals=False, shutdown_timeout=SHUTDOWN_GRACE_SECONDS
+        )
         await runner.setup()
         site = web.TCPSite(runner, str(settings["host"]), int(settings["port"]))
         try:
@@ -226,19 +234,10 @@ class WebhookAdapter:
     async def _receive(self, request: web.Request) -> web.StreamResponse:
         from aiohttp import web
 
-        limit = int(self._settings["max_body_bytes"])
-        if request.content_length is not None and request.content_length > limit:
-            return self._refuse(
-                request,
-                413,
-                f"body of {request.content_length} bytes is over the {limit}-byte limit",
-            )
         try:
-            body = await request.read()
-        except web.HTTPRequestEntityTooLarge:
-            return self._refuse(request, 413, f"body over the {limit}-byte limit")
-        if len(body) > limit:
-            return self._refuse(request, 413, f"body over the {limit}-byte limit")
+            body = await read_body(request, int(self._settings["max_body_bytes"]))
+        except BodyRefused as refused:
+            return self._refuse(request, refused.status, refused.reason)
         assert self._check is not None
         signature = request.headers.get(SIGNATURE_HEADER)
         problem = self._check.problem(
@@ -256,7 +255,9 @@ class WebhookAdapter:
             session_id = await delivery.stored()
         except DeliveryRefused as error:
             self._check.forget(signature or "")
-            return self._refuse(request, 503, str(error))
+            return self._refuse(
+                request, 503, str(error), headers={"Retry-After": str(RETRY_AFTER_SECONDS)}
+            )
         if self._client is not None:
             task = asyncio.ensure_future(self._call_back(event, delivery.reply()))
             self._callbacks.add(task)
@@ -298,12 +299,19 @@ class WebhookAdapter:
                 " ".join(str(error).split()) or type(error).__name__,
             )
 
-    def _refuse(self, request: web.Request, status: int, reason: str) -> web.StreamResponse:
+    def _refuse(
+        self,
+        request: web.Request,
+        status: int,
+        reason: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+    ) -> web.StreamResponse:
         from aiohttp import web
 
         peer = request.remote or "?"
         log.warning("webhook refused a request from %s (HTTP %d): %s", peer, status, reason)
-        return web.json_response({"error": reason}, status=status)
+        return web.json_response({"error": reason}, status=status, headers=headers)
 
 
 def _reply_json(reply: GatewayReply) -> dict[str, Any]:

@@ -13,6 +13,8 @@ back-off (honouring ``Retry-After``). Every failure is a one-line ``ModelError``
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -85,7 +87,7 @@ class OpenAIProvider:
         if request.max_output_tokens is not None:
             parameters["max_tokens"] = request.max_output_tokens
         try:
-            chunks = self._client(settings).chat.completions.create(**parameters)
+            chunks = _create_stream(self._client(settings), parameters)
         except Exception as error:
             raise model_error(error, settings) from None
         calls = ToolCallAssembler()
@@ -125,6 +127,49 @@ class OpenAIProvider:
         if usage is None:
             usage = TokenUsage(_estimate(request_chars(request)), _estimate(answer_chars))
         yield usage
+
+
+def _create_stream(client: openai.OpenAI, parameters: dict[str, Any]) -> Any:
+    """``POST /chat/completions`` streamed, through the SDK's documented ``client.post`` (its
+    way to send a body as it is): ``chat.completions.create`` would first walk every message of
+    the history through the SDK's type-driven transform — the costliest step of a gateway turn
+    (most of its CPU time with a long history), and a no-op for the plain JSON objects
+    :func:`.messages.chat_messages` builds. Chunks, retries, timeouts and errors are the SDK's
+    as with ``create``."""
+    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+    return client.post(
+        "/chat/completions",
+        body=parameters,
+        cast_to=ChatCompletion,
+        stream=True,
+        stream_cls=_reusing_stream_class()[ChatCompletionChunk],
+    )
+
+
+@functools.cache
+def _reusing_stream_class() -> Any:
+    """``openai.Stream`` that reads the rest of the HTTP body when ``[DONE]`` arrives, so the
+    connection goes back to the pool: the synchronous SDK closes the response right after
+    ``[DONE]`` with the chunked body's last bytes unread, which closes the connection, and
+    every model call of a busy gateway paid a new TCP (for a remote endpoint, TLS) handshake.
+    The SDK's asynchronous stream does the same draining."""
+    from typing import TypeVar
+
+    import openai
+
+    chunk = TypeVar("chunk")
+
+    class ReusingStream(openai.Stream[chunk]):
+        def _iter_events(self) -> Iterator[Any]:
+            for event in super()._iter_events():
+                if event.data.startswith("[DONE]") and self.response.http_version == "HTTP/1.1":
+                    with contextlib.suppress(Exception):  # only a courtesy to the pool
+                        for _ in self.response.stream:  # type: ignore[union-attr]
+                            pass
+                yield event
+
+    return ReusingStream
 
 
 def _reasoning_of(delta: Any) -> str | None:

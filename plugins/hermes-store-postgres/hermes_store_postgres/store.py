@@ -15,7 +15,6 @@ events, as the SQLite store does.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
@@ -34,6 +33,7 @@ from .statements import PostgresSql
 
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
+    from hermes_core.store.autotitle import TitleJob
     from hermes_core.store.insight_rows import InsightRows
     from hermes_core.store.maintenance import RepairReport, StoreStats
 
@@ -77,7 +77,7 @@ class PostgresStore(StoreFacade):
         self._shown = shown_url
         self._write_refusal = refusal
         self._events = events
-        self._title_threads: list[threading.Thread] = []
+        self._title_threads: list[TitleJob] = []
         self._closed = False
 
     # The facets are made on first use: a command needs one or two of their modules.
