@@ -63,11 +63,22 @@ class GatewayReply:
     """One line when the model could not answer; the event itself is stored all the same."""
     command: bool = False
     """True when a gateway command answered rather than the model."""
+    duplicate: bool = False
+    """True when the event was a platform message stored before (a re-send): the chat
+    adapters post nothing for it; an HTTP endpoint may say so to its caller."""
 
 
 class DeliveryRefused(UserFacingError):
     """The gateway could not take an event (it is stopping, or the store refused the write).
-    Nothing was acknowledged: the adapter answers its platform with a failure."""
+    Nothing was acknowledged: the adapter answers its platform with a failure.
+
+    ``stopping`` tells the two apart: True when the gateway is stopping (a polling adapter
+    stops polling), False when this one event was not stored (the adapter backs off and
+    tries again; the platform will send it again)."""
+
+    def __init__(self, reason: str, *, stopping: bool = False) -> None:
+        super().__init__(reason)
+        self.stopping = stopping
 
 
 class Delivery(Protocol):
