@@ -169,3 +169,25 @@ def test_the_telegram_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
     assert listed_distributions(bin_folder, home) == {"hermes-platform-telegram"}
     listed = run_hermes(bin_folder, home, "plugins")
     assert listed.returncode == 0 and "platform:telegram" in listed.stdout
+
+
+def test_a_message_telegram_sends_again_is_not_answered_again(
+    tmp_path: Path, standin: OpenAIStandIn, telegram: TelegramStandIn
+) -> None:
+    standin.add(Reply(text="First answer.", match="hello"), Reply(text="Next answer.", match="next"))
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(telegram))
+    alice = telegram.user("Alice")
+    dm = telegram.private_chat(alice)
+    with GatewayProcess(home) as gateway:
+        assert say(telegram, dm, alice, "hello")["text"] == "First answer."
+        assert gateway.terminate() == 0
+    # As after a crash before Telegram heard the confirmation: the same update again.
+    (hello,) = [u["update_id"] for u in telegram.seen_updates if u["message"]["text"] == "hello"]
+    telegram.send_again(hello)
+    with GatewayProcess(home) as gateway:
+        assert say(telegram, dm, alice, "next")["text"] == "Next answer."
+        assert gateway.terminate() == 0
+    assert [m["text"] for m in telegram.sent] == ["First answer.", "Next answer."]
+    assert telegram.pending_updates() == 0
+    assert sessions_by_key(home) == {f"agent:main:telegram:dm:{alice['id']}": ["hello", "next"]}
