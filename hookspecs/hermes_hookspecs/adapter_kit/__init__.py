@@ -22,12 +22,15 @@ Functions and plain objects, never a base class (an adapter subclasses nothing):
 - :class:`AnswerTasks` — the answers going out, awaited at stop;
 - :class:`LoopBridge` — blocking ``send``/``create_thread`` from another thread, run on the
   adapter's event loop;
+- :class:`CursorFile` — the adapter's place in the platform's stream, kept between runs in
+  the folder the gateway gives it (``state_folder``), for catch-up after a restart;
 - :func:`start_http_server` — an aiohttp endpoint on a host and port, stopped with one call
   (the adapter declares ``aiohttp`` itself).
 """
 
 from __future__ import annotations
 
+from ._cursors import STATE_FOLDER, CursorFile
 from ._delivery import AnswerTasks, answer_text, is_stopping
 from ._loop import HttpServer, LoopBridge, start_http_server
 from ._pacing import Backoff, as_seconds, retry_transient, sleep_unless
@@ -36,8 +39,10 @@ from ._taking import RecentIds, StoredPrefix
 from ._text import one_line, split_text
 
 __all__ = [
+    "STATE_FOLDER",
     "AnswerTasks",
     "Backoff",
+    "CursorFile",
     "HttpServer",
     "LoopBridge",
     "RecentIds",
