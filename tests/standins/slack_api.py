@@ -183,8 +183,10 @@ class SlackStandIn:
         timestamp: str | None = None,
         secret: str | None = None,
         headers: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
     ) -> EventAnswer:
-        """POST ``body`` to the Request URL with Slack's signature headers."""
+        """POST ``body`` to the Request URL with Slack's signature headers (``timeout``: how
+        long to wait for the answer; Slack itself waits three seconds)."""
         assert self.events_url is not None, "set events_url first"
         stamp = timestamp or str(int(time.time()))
         all_headers = {
@@ -195,7 +197,7 @@ class SlackStandIn:
         }
         request = urllib.request.Request(self.events_url, data=body, headers=all_headers)
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
                 return EventAnswer(response.status, response.read().decode())
         except urllib.error.HTTPError as error:
             return EventAnswer(error.code, error.read().decode())

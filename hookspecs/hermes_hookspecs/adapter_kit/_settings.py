@@ -57,7 +57,11 @@ class SettingsReader:
     ) -> float:
         """A number setting (``whole``: an integer; ``positive``: above 0, else 0 or more)."""
         value = self.values.get(name)
-        if isinstance(value, bool) or not isinstance(value, int | float) or (whole and not isinstance(value, int)):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or (whole and not isinstance(value, int))
+        ):
             value = None
         if value is None or (value <= 0 if positive else value < 0):
             kind = must_be or (
