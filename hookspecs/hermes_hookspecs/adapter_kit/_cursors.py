@@ -35,6 +35,10 @@ class CursorFile:
         """The cursor saved under ``key``, if any (an unreadable file counts as none)."""
         return self._load().get(key)
 
+    def keys(self, prefix: str = "") -> list[str]:
+        """The names of the saved cursors starting with ``prefix``."""
+        return sorted(key for key in self._load() if key.startswith(prefix))
+
     def save(self, key: str, value: str) -> None:
         """Remember ``value`` under ``key``."""
         values = self._load()
