@@ -45,6 +45,8 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from standins.threaded import ThreadedStandIn
+
 TOKEN = "xoxb-standin-token"
 SIGNING_SECRET = "standin-signing-secret"
 BOT_USER = "U0HERMES"
@@ -72,10 +74,13 @@ class EventAnswer:
     body: str
 
 
-class SlackStandIn:
+class SlackStandIn(ThreadedStandIn):
     """The stand-in Web API (aiohttp on its own thread) and the Events API sender."""
 
+    thread_name = "slack-standin"
+
     def __init__(self, token: str = TOKEN, signing_secret: str = SIGNING_SECRET) -> None:
+        super().__init__()
         self.token = token
         self.signing_secret = signing_secret
         self.events_url: str | None = None
@@ -89,12 +94,7 @@ class SlackStandIn:
         self._ids = itertools.count(1)
         self._clock = itertools.count(1)
         self._lock = threading.Condition()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
         self._client: aiohttp.ClientSession | None = None
-        self._thread: threading.Thread | None = None
-        self._serving: asyncio.Task[None] | None = None
-        self._port = 0
         self._echoing: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ test side
@@ -327,56 +327,16 @@ class SlackStandIn:
 
     # ------------------------------------------------------------------ serving
 
-    async def _serve(self, started: threading.Event) -> None:
+    async def _serve(self) -> None:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
+        await self._serve_app(app)
         self._client = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30))
-        self._port = self._runner.addresses[0][1]
-        started.set()
 
     async def _close(self) -> None:
         if self._client is not None:
             await self._client.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    def start(self) -> SlackStandIn:
-        """Serve on a free port of 127.0.0.1."""
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        started = threading.Event()
-
-        def run() -> None:
-            asyncio.set_event_loop(loop)
-            self._serving = loop.create_task(self._serve(started))
-            loop.run_forever()
-
-        self._thread = threading.Thread(target=run, name="slack-standin", daemon=True)
-        self._thread.start()
-        if not started.wait(10):
-            raise RuntimeError("the Slack stand-in did not start")
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and join the server thread."""
-        loop = self._loop
-        if loop is None or self._thread is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._close(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        self._thread.join(10)
-        loop.close()
-        self._loop = None
-
-    def __enter__(self) -> SlackStandIn:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
+        await super()._close()
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:

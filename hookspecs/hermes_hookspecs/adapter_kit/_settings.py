@@ -93,10 +93,12 @@ class SettingsReader:
             raise self.problem(name, "must be true or false")
         return value
 
-    def names(self, name: str, *, what: str = "ids", lower: bool = False) -> frozenset[str]:
-        """A list of strings (a single string is a list of one); empty when unset."""
+    def names(
+        self, name: str, *, what: str = "ids", lower: bool = False, single: bool = True
+    ) -> frozenset[str]:
+        """A list of strings (``single``: a lone string is a list of one); empty when unset."""
         value = self.values.get(name) or []
-        if isinstance(value, str):
+        if isinstance(value, str) and single:
             value = [value]
         if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
             raise self.problem(name, f"must be a list of {what}")
