@@ -224,3 +224,48 @@ def test_slack_hears_back_within_three_seconds_while_the_chat_is_busy(
         assert gateway.terminate() == 0
     assert len(slack.posted) == 2
     assert sessions_by_key(home) == {"agent:main:slack:dm:" + dm: ["first", "second"]}
+
+
+def test_messages_written_while_the_gateway_was_down_are_answered_once_after_it_starts(
+    tmp_path: Path, standin: OpenAIStandIn, slack: SlackStandIn
+) -> None:
+    standin.add(
+        Reply(text="Before.", match="before the stop"),
+        Reply(text="Caught up one.", match="while down one"),
+        Reply(text="Caught up two.", match="while down two"),
+        Reply(text="Live again.", match="after the start"),
+    )
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(slack))
+    dm = slack.channel("im")
+    with GatewayProcess(home) as gateway:
+        slack.events_url = gateway.addresses["slack"]
+        assert (
+            answer_to(slack, lambda: slack.user_says(dm, "U1", "before the stop"))["text"]
+            == "Before."
+        )
+        assert gateway.terminate() == 0
+    slack.events_url = None
+    slack.user_says(dm, "U1", "while down one", app_reachable=False)
+    slack.user_says(dm, "U1", "while down two", app_reachable=False)
+    with GatewayProcess(home) as gateway:
+        slack.events_url = gateway.addresses["slack"]
+        caught = slack.wait_for_posts(3)[1:]
+        assert [p["text"] for p in caught] == ["Caught up one.", "Caught up two."]
+        assert (
+            answer_to(slack, lambda: slack.user_says(dm, "U1", "after the start"))["text"]
+            == "Live again."
+        )
+        assert gateway.terminate() == 0
+    with GatewayProcess(home) as gateway:  # nothing left to catch up
+        time.sleep(3)
+        assert gateway.terminate() == 0
+    assert len(slack.posted) == 4
+    assert sessions_by_key(home) == {
+        "agent:main:slack:dm:" + dm: [
+            "before the stop",
+            "while down one",
+            "while down two",
+            "after the start",
+        ]
+    }

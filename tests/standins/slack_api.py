@@ -13,6 +13,8 @@ the token as ``Authorization: Bearer``; every answer HTTP 200 with ``{"ok": true
   ``ts`` and ``message``; ``channel_not_found``, ``no_text``, ``msg_too_long`` (over 40,000
   characters) and ``thread_not_found`` as Slack names them. Like Slack, the bot's own message
   is then delivered to the Events URL too (with ``bot_id``), which the app must ignore;
+- ``conversations.history`` (``channel``, ``oldest``, ``limit``, ``cursor``) — the top-level
+  messages after ``oldest``, newest first, paged with ``response_metadata.next_cursor``;
 - ``conversations.replies`` (``channel``, ``ts``) — a thread's messages, its parent first.
 
 A wrong token is ``invalid_auth``, an unknown method ``unknown_method``.
@@ -116,9 +118,17 @@ class SlackStandIn(ThreadedStandIn):
         return f"{int(time.time())}.{next(self._clock):06d}"
 
     def user_says(
-        self, channel: str, user: str, text: str, *, thread_ts: str | None = None
+        self,
+        channel: str,
+        user: str,
+        text: str,
+        *,
+        thread_ts: str | None = None,
+        app_reachable: bool = True,
     ) -> tuple[str, EventAnswer]:
-        """Slack delivering ``user``'s message to the app; its ``ts`` and the app's answer."""
+        """Slack delivering ``user``'s message to the app; its ``ts`` and the app's answer
+        (``app_reachable=False``: the app is down, the message is only in the conversation —
+        status 0)."""
         with self._lock:
             room = self._channels[channel]
             ts = self._ts()
@@ -134,6 +144,8 @@ class SlackStandIn(ThreadedStandIn):
             if thread_ts is not None:
                 event["thread_ts"] = thread_ts
             room.messages.append(dict(event))
+        if not app_reachable:
+            return ts, EventAnswer(0, "the app was not reachable")
         return ts, self.deliver_event(event)
 
     def envelope(self, event: Mapping[str, Any]) -> dict[str, Any]:
@@ -282,6 +294,29 @@ class SlackStandIn(ThreadedStandIn):
             self.echoes.append(result)
             self._lock.notify_all()
 
+    def _history(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``conversations.history``: the conversation's top-level messages newest first,
+        after ``oldest`` (exclusive), ``limit`` (default 100) a page, paged by ``cursor``."""
+        with self._lock:
+            room = self._channels.get(str(params.get("channel")))
+            if room is None:
+                raise SlackError("channel_not_found")
+            oldest = float(params.get("oldest") or 0)
+            found = [
+                dict(m)
+                for m in room.messages
+                if float(m["ts"]) > oldest and m.get("thread_ts") in (None, m["ts"])
+            ][::-1]
+        limit = int(params.get("limit") or 100)
+        start = int(params.get("cursor") or 0)
+        page = found[start : start + limit]
+        more = start + limit < len(found)
+        return {
+            "messages": page,
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
+
     def _replies(self, params: Mapping[str, Any]) -> dict[str, Any]:
         with self._lock:
             room = self._channels.get(str(params.get("channel")))
@@ -317,6 +352,8 @@ class SlackStandIn(ThreadedStandIn):
                 }
             elif method == "chat.postMessage":
                 result = self._post_message(params)
+            elif method == "conversations.history":
+                result = self._history(params)
             elif method == "conversations.replies":
                 result = self._replies(params)
             else:

@@ -39,9 +39,11 @@ from hermes_hookspecs import (
 )
 from hermes_hookspecs.adapter_kit import (
     AnswerTasks,
+    CursorFile,
     HttpServer,
     RecentIds,
     SettingsReader,
+    StoredPrefix,
     answer_text,
     one_line,
     split_text,
@@ -153,6 +155,8 @@ class SlackAdapter:
         self._bot_user: str | None = None
         self._seen = RecentIds(2048)
         self._on_the_way: dict[str, Delivery] = {}
+        self._cursors: CursorFile | None = None
+        self._order: dict[str, StoredPrefix[str]] = {}
         self._replies = AnswerTasks()
         self.address: str | None = None
 
@@ -230,6 +234,8 @@ class SlackAdapter:
         server = await start_http_server(app, str(settings["host"]), int(settings["port"]))
         self._server = server
         self.address = f"http://{server.host}:{server.port}{settings['path']}"
+        self._cursors = CursorFile.of(config)
+        self._replies.spawn(self._catch_up(client, deliver))
         log.info("slack events endpoint at %s (bot user %s)", self.address, self._bot_user)
 
     async def stop(self) -> None:
@@ -283,16 +289,48 @@ class SlackAdapter:
             return web.Response(status=200)
         return await self._take(request, event, identity)
 
+    async def _catch_up(self, client: AsyncWebClient, deliver: Deliver) -> None:
+        """Deliver, oldest first, what each known conversation got after its last stored ts."""
+        cursors = self._cursors
+        if cursors is None:
+            return
+        for key in cursors.keys(prefix="conversation:"):
+            channel = key.removeprefix("conversation:")
+            try:
+                found: list[dict[str, Any]] = []
+                cursor: str | None = None
+                while True:
+                    page = await client.conversations_history(
+                        channel=channel, oldest=cursors.get(key), limit=200, cursor=cursor
+                    )
+                    found.extend(m for m in page.get("messages") or [] if isinstance(m, dict))
+                    cursor = (page.get("response_metadata") or {}).get("next_cursor")
+                    if not page.get("has_more") or not cursor:
+                        break
+            except Exception as error:
+                log.warning("slack: no catch-up in %s: %s", channel, one_line(error))
+                continue
+            for message in sorted(found, key=lambda m: float(m.get("ts", 0))):
+                event = event_from_message({**message, "channel": channel}, self._bot_user)
+                identity = f"{channel}:{event.message_id}" if event is not None else ""
+                if event is not None and self._seen.begin(identity):
+                    self._start(deliver, event, identity)
+
     async def _take(
         self, request: web.Request, event: PlatformEvent, identity: str | None
     ) -> web.StreamResponse:
         deliver: Deliver = request.app["deliver"]
+        delivery = self._start(deliver, event, identity)
+        return await self._acknowledge(request, identity or f"command:{id(delivery)}", delivery)
+
+    def _start(self, deliver: Deliver, event: PlatformEvent, identity: str | None) -> Delivery:
+        """Deliver ``event`` and answer it aside; it is on its way until stored."""
         delivery = deliver(event)
+        if event.message_id is not None:
+            self._order.setdefault(event.chat_id, StoredPrefix()).add(event.message_id)
         self._replies.spawn(self._answer(event, delivery))
-        if identity is None:
-            identity = f"command:{id(delivery)}"
-        self._on_the_way[identity] = delivery
-        return await self._acknowledge(request, identity, delivery)
+        self._on_the_way[identity or f"command:{id(delivery)}"] = delivery
+        return delivery
 
     async def _acknowledge(
         self, request: web.Request, identity: str, delivery: Delivery
@@ -312,6 +350,16 @@ class SlackAdapter:
         self._forget(identity, taken=True)
         return web.Response(status=200)
 
+    def _remember_stored(self, channel: str, ts: str) -> None:
+        """Move the conversation's catch-up point past ``ts`` once all before it are stored."""
+        order = self._order.get(channel)
+        if order is None or not order.done(ts) or order.confirmable is None or not self._cursors:
+            return
+        try:
+            self._cursors.save(f"conversation:{channel}", order.confirmable)
+        except OSError as error:
+            log.error("slack: the catch-up position was not saved: %s", one_line(error))
+
     def _forget(self, identity: str, *, taken: bool) -> None:
         self._on_the_way.pop(identity, None)
         if taken:
@@ -329,6 +377,7 @@ class SlackAdapter:
             return  # the request was answered 503: Slack sends it again
         if identity is not None:
             self._forget(identity, taken=True)
+            self._remember_stored(event.chat_id, str(event.message_id))
         try:
             text = answer_text(await delivery.reply())
         except DeliveryRefused as error:
