@@ -5,6 +5,7 @@ alone beside the core (SPEC O2, G1)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -191,3 +192,28 @@ def test_a_message_telegram_sends_again_is_not_answered_again(
     assert [m["text"] for m in telegram.sent] == ["First answer.", "Next answer."]
     assert telegram.pending_updates() == 0
     assert sessions_by_key(home) == {f"agent:main:telegram:dm:{alice['id']}": ["hello", "next"]}
+
+
+def test_a_message_sent_while_the_gateway_was_down_is_answered_once_after_it_starts(
+    tmp_path: Path, standin: OpenAIStandIn, telegram: TelegramStandIn
+) -> None:
+    standin.add(
+        Reply(text="Before.", match="before the stop"),
+        Reply(text="Caught up.", match="while it was down"),
+    )
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(telegram))
+    alice = telegram.user("Alice")
+    dm = telegram.private_chat(alice)
+    with GatewayProcess(home) as gateway:
+        assert say(telegram, dm, alice, "before the stop")["text"] == "Before."
+        assert gateway.terminate() == 0
+    telegram.user_says(dm, alice, "while it was down")  # Telegram holds it for the bot
+    with GatewayProcess(home) as gateway:
+        assert telegram.wait_for_sent(2)[1]["text"] == "Caught up."
+        assert gateway.terminate() == 0
+    with GatewayProcess(home) as gateway:  # confirmed: nothing comes again
+        time.sleep(3)
+        assert gateway.terminate() == 0
+    assert [m["text"] for m in telegram.sent] == ["Before.", "Caught up."]
+    assert telegram.pending_updates() == 0
