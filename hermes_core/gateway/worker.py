@@ -218,7 +218,7 @@ class EventWorker:
     ) -> None:
         context = self._context()
         origin = self.rules.origin(event)
-        command = parse_command(event.text)
+        command = parse_command(event.text) if event.answer else None
         if event.message_id is not None:
             seen = context.router.table.delivered(session_key, event.message_id)
             if seen is not None:
@@ -262,6 +262,7 @@ class EventWorker:
                 cancel=cancel,
                 # Stored on the user turn, in its own write: a re-send is recognised by it.
                 platform_message_id=event.message_id,
+                answer=event.answer,
             )
         finally:
             self.in_flight.end(session.id)

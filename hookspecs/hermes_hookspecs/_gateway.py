@@ -49,6 +49,11 @@ class PlatformEvent:
     attachments: tuple[Attachment, ...] = ()
     user_name: str | None = None
     chat_name: str | None = None
+    sent_at: float | None = None
+    """When the platform says the message was written (seconds since the epoch), if it says."""
+    answer: bool = True
+    """False: store the message but do not answer it (an adapter's catch-up found it older
+    than its ``catch_up_max_age``); a command in it is not run either."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,8 @@ Functions and plain objects, never a base class (an adapter subclasses nothing):
 - :class:`RecentIds` — message ids already taken or still in flight, so a re-sent or re-polled
   message is delivered once;
 - :func:`answer_text` — what to post for the gateway's reply (nothing for a duplicate);
+- :func:`unless_too_old` — a caught-up message older than ``catch_up_max_age`` is stored,
+  not answered;
 - :class:`AnswerTasks` — the answers going out, awaited at stop;
 - :class:`LoopBridge` — blocking ``send``/``create_thread`` from another thread, run on the
   adapter's event loop;
@@ -31,7 +33,7 @@ Functions and plain objects, never a base class (an adapter subclasses nothing):
 from __future__ import annotations
 
 from ._cursors import STATE_FOLDER, CursorFile
-from ._delivery import AnswerTasks, answer_text, is_stopping
+from ._delivery import AnswerTasks, answer_text, is_stopping, unless_too_old
 from ._loop import HttpServer, LoopBridge, start_http_server
 from ._pacing import Backoff, as_seconds, retry_transient, sleep_unless
 from ._settings import SettingsReader
@@ -56,4 +58,5 @@ __all__ = [
     "sleep_unless",
     "split_text",
     "start_http_server",
+    "unless_too_old",
 ]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+import time
 from collections.abc import Coroutine
 from typing import Any
 
-from .._gateway import DeliveryRefused, GatewayReply
+from .._gateway import DeliveryRefused, GatewayReply, PlatformEvent
 
 
 def is_stopping(error: DeliveryRefused) -> bool:
@@ -24,6 +26,19 @@ def answer_text(reply: GatewayReply, *, failure: str = "⚠ The agent could not 
     if reply.text.strip():
         return reply.text
     return f"{failure}{reply.error}" if reply.error else ""
+
+
+def unless_too_old(
+    event: PlatformEvent, max_age: float | None, *, now: float | None = None
+) -> PlatformEvent:
+    """``event`` marked "store, do not answer" when it was written more than ``max_age``
+    seconds ago (an adapter's ``catch_up_max_age``: after a long outage, very old messages are
+    kept in the session but not answered); unchanged when either is unknown."""
+    if max_age is None or event.sent_at is None:
+        return event
+    if (time.time() if now is None else now) - event.sent_at <= max_age:
+        return event
+    return dataclasses.replace(event, answer=False)
 
 
 class AnswerTasks:

@@ -72,6 +72,12 @@ class SettingsReader:
             raise self.problem(name, f"must be {kind}")
         return float(value)
 
+    def optional_seconds(self, name: str) -> float | None:
+        """An optional positive number of seconds (None when unset), e.g. ``catch_up_max_age``."""
+        if self.values.get(name) is None:
+            return None
+        return self.number(name, positive=True, must_be="a positive number of seconds")
+
     def port(self, name: str = "port") -> int:
         """A TCP port (0: any free one)."""
         value = self.values.get(name)

@@ -51,6 +51,7 @@ from hermes_hookspecs.adapter_kit import (
     answer_text,
     one_line,
     split_text,
+    unless_too_old,
 )
 
 if TYPE_CHECKING:
@@ -105,6 +106,7 @@ def event_from_message(message: discord.Message, bot_id: int | None) -> Platform
         thread_id=thread_id,
         message_id=str(message.id),
         attachments=attachments,
+        sent_at=message.created_at.timestamp(),
         user_name=message.author.display_name,
         chat_name=getattr(channel, "name", None),
     )
@@ -131,6 +133,7 @@ class DiscordAdapter:
         self._recent = RecentIds()
         self._cursors: CursorFile | None = None
         self._stored: dict[str, StoredPrefix[int]] = {}
+        self._max_age: float | None = None
         self.address: str | None = None
 
     # ------------------------------------------------------------------ PlatformAdapter
@@ -140,6 +143,7 @@ class DiscordAdapter:
         read = SettingsReader("discord", config, DEFAULTS)
         self._token = read.secret("token", "the bot token from the Developer Portal")
         read.number("ready_timeout_seconds", positive=True)
+        self._max_age = read.optional_seconds("catch_up_max_age")
         for name in ("api_base", "gateway_url"):
             if name in read.values:
                 read.url(name)
@@ -293,7 +297,7 @@ class DiscordAdapter:
         channel = str(message.channel.id)
         order = self._stored.setdefault(channel, StoredPrefix())
         order.add(message.id)
-        delivery = deliver(event)
+        delivery = deliver(unless_too_old(event, self._max_age))
         self._replies.spawn(self._answer(client, event, delivery, channel, message.id))
 
     async def _answer(

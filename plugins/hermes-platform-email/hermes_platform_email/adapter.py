@@ -38,7 +38,7 @@ import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from email.message import EmailMessage
-from email.utils import make_msgid, parseaddr
+from email.utils import make_msgid, parseaddr, parsedate_to_datetime
 from typing import Any
 
 from hermes_hookspecs import (
@@ -56,6 +56,7 @@ from hermes_hookspecs.adapter_kit import (
     SettingsReader,
     answer_text,
     one_line,
+    unless_too_old,
 )
 
 log = logging.getLogger("hermes.gateway.email")
@@ -131,8 +132,17 @@ def parse_mail(uid: str, data: bytes, own_address: str) -> IncomingMail:
                 attachments=attachments,
                 user_name=parseaddr(str(message.get("From", "")))[0] or None,
                 chat_name=subject or None,
+                sent_at=_sent_at(message),
             )
     return IncomingMail(uid, event, subject, str(message_id) if message_id else None, references)
+
+
+def _sent_at(message: EmailMessage) -> float | None:
+    """The mail's ``Date`` as seconds since the epoch, when it has a readable one."""
+    try:
+        return parsedate_to_datetime(str(message["Date"])).timestamp() if message["Date"] else None
+    except (TypeError, ValueError):
+        return None
 
 
 def reply_subject(subject: str) -> str:
@@ -162,6 +172,7 @@ class EmailAdapter:
         self._replies = AnswerTasks()
         self._recent = RecentIds()
         self._to_mark: set[str] = set()
+        self._max_age: float | None = None
         self.address: str | None = None
 
     # ------------------------------------------------------------------ PlatformAdapter
@@ -178,6 +189,7 @@ class EmailAdapter:
         settings.setdefault("address", settings["username"])
         for name in ("imap_port", "smtp_port", "poll_seconds", "timeout_seconds"):
             read.number(name, positive=True)
+        self._max_age = read.optional_seconds("catch_up_max_age")
         if settings.get("allowed_senders") is not None:
             self._allowed = read.names(
                 "allowed_senders", what="addresses", lower=True, single=False
@@ -329,7 +341,7 @@ class EmailAdapter:
                 continue
             # Not awaited here: a mail waiting behind its conversation's turn never holds up
             # the others; it is marked \\Seen once stored.
-            self._replies.spawn(self._answer(mail, deliver(event)))
+            self._replies.spawn(self._answer(mail, deliver(unless_too_old(event, self._max_age))))
 
     def _stored(self, uid: str) -> None:
         self._recent.taken(uid)

@@ -50,9 +50,13 @@ from hermes_hookspecs.adapter_kit import (
     answer_text,
     is_stopping,
     one_line,
+    unless_too_old,
 )
 
+from .content import edit_content, is_edit, reply_content, since_own_join, thread_root
 from .settings import MatrixSettings, parse_settings
+
+__all__ = ["MatrixAdapter", "edit_content", "is_edit", "reply_content", "thread_root"]
 
 if TYPE_CHECKING:
     from nio import AsyncClient, InviteMemberEvent, MatrixRoom, RoomMessageText, SyncResponse
@@ -64,62 +68,6 @@ SYNC_FILTER: dict[str, Any] = {"room": {"timeline": {"limit": 100}}}
 
 PAGES_BACK = 10
 """How many pages of 100 events a ``limited`` room is read back at most after a restart."""
-
-
-def thread_root(content: Mapping[str, Any]) -> str | None:
-    """The root event id of the thread a message's content belongs to, if any."""
-    relation = content.get("m.relates_to")
-    if isinstance(relation, Mapping) and relation.get("rel_type") == "m.thread":
-        root = relation.get("event_id")
-        return root if isinstance(root, str) and root else None
-    return None
-
-
-def is_edit(content: Mapping[str, Any]) -> bool:
-    """True for an ``m.replace`` edit of an earlier message."""
-    relation = content.get("m.relates_to")
-    return isinstance(relation, Mapping) and relation.get("rel_type") == "m.replace"
-
-
-def reply_content(text: str, *, reply_to: str | None, thread: str | None) -> dict[str, Any]:
-    """An ``m.text`` message answering ``reply_to``, inside ``thread`` when given."""
-    content: dict[str, Any] = {"msgtype": "m.text", "body": text}
-    if thread is not None:
-        relation: dict[str, Any] = {"rel_type": "m.thread", "event_id": thread}
-        if reply_to is not None:
-            relation["is_falling_back"] = True
-            relation["m.in_reply_to"] = {"event_id": reply_to}
-        content["m.relates_to"] = relation
-    elif reply_to is not None:
-        content["m.relates_to"] = {"m.in_reply_to": {"event_id": reply_to}}
-    return content
-
-
-def edit_content(original: str, text: str) -> dict[str, Any]:
-    """An ``m.replace`` edit setting message ``original``'s text to ``text``."""
-    return {
-        "msgtype": "m.text",
-        "body": f"* {text}",
-        "m.new_content": {"msgtype": "m.text", "body": text},
-        "m.relates_to": {"rel_type": "m.replace", "event_id": original},
-    }
-
-
-def _since_own_join(events: list[Any], user_id: str) -> list[Any]:
-    """The events after the bot's own join in this batch (all when it holds none): a room's
-    history from before the bot was in it is not answered."""
-    from nio import RoomMemberEvent
-
-    for index in range(len(events) - 1, -1, -1):
-        event = events[index]
-        if (
-            isinstance(event, RoomMemberEvent)
-            and event.state_key == user_id
-            and event.membership == "join"
-            and event.prev_membership != "join"
-        ):
-            return events[index + 1 :]
-    return events
 
 
 class MatrixAdapter:
@@ -336,7 +284,7 @@ class MatrixAdapter:
             events = list(info.timeline.events)
             if info.timeline.limited and info.timeline.prev_batch and since:
                 events = await self._page_back(room_id, info.timeline.prev_batch, since) + events
-            for event in _since_own_join(events, client.user_id):
+            for event in since_own_join(events, client.user_id):
                 if isinstance(event, RoomMessageText):
                     delivery = self._on_message(room, event)
                     if delivery is not None:
@@ -449,6 +397,7 @@ class MatrixAdapter:
             message_id=event.event_id,
             user_name=room.user_name(event.sender),
             chat_name=room.display_name,
+            sent_at=event.server_timestamp / 1000,
         )
 
     def _on_message(self, room: MatrixRoom, event: RoomMessageText) -> Delivery | None:
@@ -459,7 +408,8 @@ class MatrixAdapter:
             return None
         # Delivered in arrival order (the gateway keeps each chat's order); answered aside, so
         # one slow answer never holds up the sync of the other rooms.
-        delivery = self._deliver(incoming)
+        max_age = self._settings.catch_up_max_age if self._settings else None
+        delivery = self._deliver(unless_too_old(incoming, max_age))
         self._answers.spawn(self._answer(incoming, delivery))
         return delivery
 

@@ -48,6 +48,7 @@ from hermes_hookspecs.adapter_kit import (
     one_line,
     split_text,
     start_http_server,
+    unless_too_old,
 )
 
 if TYPE_CHECKING:
@@ -116,7 +117,15 @@ def event_from_message(event: Mapping[str, Any], bot_user: str | None) -> Platfo
         thread_id=thread_id,
         message_id=ts or None,
         attachments=attachments,
+        sent_at=_seconds(ts),
     )
+
+
+def _seconds(ts: str) -> float | None:
+    try:
+        return float(ts)
+    except ValueError:
+        return None
 
 
 def event_from_command(fields: Mapping[str, str]) -> PlatformEvent | None:
@@ -157,6 +166,7 @@ class SlackAdapter:
         self._on_the_way: dict[str, Delivery] = {}
         self._cursors: CursorFile | None = None
         self._order: dict[str, StoredPrefix[str]] = {}
+        self._max_age: float | None = None
         self._replies = AnswerTasks()
         self.address: str | None = None
 
@@ -172,6 +182,7 @@ class SlackAdapter:
         read.port()
         read.url("base_url")
         read.number("ack_wait_seconds", positive=True)
+        self._max_age = read.optional_seconds("catch_up_max_age")
         self._verifier = SignatureVerifier(secret)
         self._settings = read.values
 
@@ -325,7 +336,7 @@ class SlackAdapter:
 
     def _start(self, deliver: Deliver, event: PlatformEvent, identity: str | None) -> Delivery:
         """Deliver ``event`` and answer it aside; it is on its way until stored."""
-        delivery = deliver(event)
+        delivery = deliver(unless_too_old(event, self._max_age))
         if event.message_id is not None:
             self._order.setdefault(event.chat_id, StoredPrefix()).add(event.message_id)
         self._replies.spawn(self._answer(event, delivery))

@@ -7,6 +7,8 @@ Settings (``gateway.platforms.telegram`` in config.yaml):
 - ``base_url`` / ``base_file_url`` — a self-hosted Bot API server (python-telegram-bot's
   options of the same names; the token is appended). Default: Telegram's.
 - ``poll_timeout_seconds`` (30) — how long one ``getUpdates`` long poll waits.
+- ``catch_up_max_age`` (unset) — seconds; a message older than that when it arrives (after a
+  long outage) is stored but not answered.
 
 Chats map to the SPEC G1 keys: a private chat is a DM; in a group or supergroup each user has
 their own session; a message in a forum topic (``is_topic_message``) is a thread, one session
@@ -54,6 +56,7 @@ from hermes_hookspecs.adapter_kit import (
     retry_transient,
     sleep_unless,
     split_text,
+    unless_too_old,
 )
 
 if TYPE_CHECKING:
@@ -102,6 +105,7 @@ def event_from_message(message: Message) -> PlatformEvent | None:
         thread_id=thread_id,
         message_id=str(message.message_id),
         attachments=attachments,
+        sent_at=message.date.timestamp() if message.date is not None else None,
         user_name=user.full_name if user is not None else None,
         chat_name=chat.title or chat.full_name,
     )
@@ -147,6 +151,7 @@ class TelegramAdapter:
         self._recent = RecentIds()
         self._refusal_pause = Backoff()
         self._replies = AnswerTasks()
+        self._max_age: float | None = None
         self.address: str | None = None
 
     # ------------------------------------------------------------------ PlatformAdapter
@@ -158,6 +163,7 @@ class TelegramAdapter:
         read.number("poll_timeout_seconds", whole=True)
         read.url("base_url")
         read.url("base_file_url")
+        self._max_age = read.optional_seconds("catch_up_max_age")
         self._settings = read.values
 
     def send(self, chat_id: str, text: str, thread_id: str | None = None) -> str | None:
@@ -299,7 +305,8 @@ class TelegramAdapter:
             if event is None:
                 self._stored(update_id)
                 continue
-            self._replies.spawn(self._follow(update_id, event, deliver(event)))
+            delivery = deliver(unless_too_old(event, self._max_age))
+            self._replies.spawn(self._follow(update_id, event, delivery))
         return new
 
     def _stored(self, update_id: int) -> None:
