@@ -75,12 +75,14 @@ class TurnEngine:
         listener: TurnListener | None = None,
         cancel: threading.Event | None = None,
         platform_message_id: str | None = None,
+        answer: bool = True,
     ) -> TurnResult:
         """Store ``text`` as the user's turn, then call the model (and the tools it asks for)
         until it answers without tool calls. Model failures come back in ``error``; a set
         ``cancel`` (or Ctrl-C) ends the turn with what arrived stored. ``platform_message_id``
         (the gateway's) is stored on the user turn, in the same write, so a platform that
-        re-sends the message is recognised even when the process died right after storing it."""
+        re-sends the message is recognised even when the process died right after storing it.
+        ``answer=False`` stores the user's turn and stops there (a message too old to answer)."""
         listener = listener or _SILENT
         user_turn = Message(
             role="user",
@@ -91,6 +93,8 @@ class TurnEngine:
         self.store.append_message(session_id, user_turn)
         listener.on_user_turn(session_id)
         totals = TokenUsage(0, 0)
+        if not answer:
+            return TurnResult(session_id, "", (), totals)
         calls: list[ToolCall] = []
         history = self.store.messages(session_id)
         if self._over_budget(history):

@@ -60,17 +60,16 @@ class EventDelivery:
             self._reply.set_result(reply)
         self._deltas.put_nowait(_END)
 
-    def _refuse(self, reason: str) -> None:
-        error = DeliveryRefused(reason)
+    def _refuse(self, reason: str, stopping: bool = False) -> None:
         if not self._stored.done():
-            self._stored.set_exception(error)
+            self._stored.set_exception(DeliveryRefused(reason, stopping=stopping))
         if not self._reply.done():
-            self._reply.set_exception(DeliveryRefused(reason))
+            self._reply.set_exception(DeliveryRefused(reason, stopping=stopping))
         self._deltas.put_nowait(_END)
 
     def refuse(self, reason: str) -> None:
         """Refuse the event from the loop thread (the gateway is stopping)."""
-        self._refuse(reason)
+        self._refuse(reason, stopping=True)
 
     def finish(self, reply: GatewayReply) -> None:
         """Answer the event from the loop thread (``/stop``)."""

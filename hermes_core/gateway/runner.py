@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hermes_hookspecs import GatewayReply, PlatformEvent, ReceivingAdapter
+from hermes_hookspecs.adapter_kit import STATE_FOLDER
 
 from hermes_core.plugins import COMPONENT_DISTRIBUTIONS
 
@@ -146,6 +147,9 @@ class Gateway:
             if not isinstance(adapter, ReceivingAdapter):
                 self._problem(name, "its adapter cannot receive (no start/stop)")
                 continue
+            # The adapter's own folder, for its cursors between runs (catch-up after a restart).
+            folder = self.worker.home / "gateway" / "platforms" / name
+            options = {STATE_FOLDER: str(folder), **options}
             try:
                 await adapter.start(options, self.deliver)
             except Exception as error:

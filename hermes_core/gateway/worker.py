@@ -6,7 +6,8 @@ meant for one thread). The gateway writes no message itself: every user turn and
 through :meth:`TurnEngine.run_turn`. The moment the user turn is committed reaches the event
 through the turn listener, so an adapter can acknowledge the event then and not before. The
 platform's message id (when the event has one) is stored on the user turn itself, so a re-sent
-message is acknowledged without being stored twice.
+message is acknowledged without being stored twice, and answered with a reply marked
+``duplicate`` (the chat adapters post nothing for it).
 """
 
 from __future__ import annotations
@@ -217,7 +218,7 @@ class EventWorker:
     ) -> None:
         context = self._context()
         origin = self.rules.origin(event)
-        command = parse_command(event.text)
+        command = parse_command(event.text) if event.answer else None
         if event.message_id is not None:
             seen = context.router.table.delivered(session_key, event.message_id)
             if seen is not None:
@@ -226,9 +227,14 @@ class EventWorker:
                     "%s: message %s was already stored; not again", session_key, event.message_id
                 )
                 bridge.stored(seen)
+                # Marked duplicate: chat adapters post nothing (their user already has the
+                # answer); an HTTP caller (webhook, api-server) may be told in the text.
                 bridge.finish(
                     GatewayReply(
-                        text="This message was already received.", session_id=seen, command=True
+                        text="This message was already received.",
+                        session_id=seen,
+                        command=True,
+                        duplicate=True,
                     )
                 )
                 return
@@ -256,6 +262,7 @@ class EventWorker:
                 cancel=cancel,
                 # Stored on the user turn, in its own write: a re-send is recognised by it.
                 platform_message_id=event.message_id,
+                answer=event.answer,
             )
         finally:
             self.in_flight.end(session.id)

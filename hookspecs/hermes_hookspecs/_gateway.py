@@ -53,6 +53,11 @@ class PlatformEvent:
     """True when nobody can continue this conversation by name (an api-server request with
     neither a conversation header nor ``user``): its session is kept, but the gateway keeps
     no routing row for it, so such requests do not grow the routing table."""
+    sent_at: float | None = None
+    """When the platform says the message was written (seconds since the epoch), if it says."""
+    answer: bool = True
+    """False: store the message but do not answer it (an adapter's catch-up found it older
+    than its ``catch_up_max_age``); a command in it is not run either."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +75,22 @@ class GatewayReply:
     usage: TokenUsage | None = None
     """The tokens the model reported for the turn (summed over its calls; None for a
     command)."""
+    duplicate: bool = False
+    """True when the event was a platform message stored before (a re-send): the chat
+    adapters post nothing for it; an HTTP endpoint may say so to its caller."""
 
 
 class DeliveryRefused(UserFacingError):
     """The gateway could not take an event (it is stopping, or the store refused the write).
-    Nothing was acknowledged: the adapter answers its platform with a failure."""
+    Nothing was acknowledged: the adapter answers its platform with a failure.
+
+    ``stopping`` tells the two apart: True when the gateway is stopping (a polling adapter
+    stops polling), False when this one event was not stored (the adapter backs off and
+    tries again; the platform will send it again)."""
+
+    def __init__(self, reason: str, *, stopping: bool = False) -> None:
+        super().__init__(reason)
+        self.stopping = stopping
 
 
 class Delivery(Protocol):

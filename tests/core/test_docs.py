@@ -15,7 +15,7 @@ from typing import Any
 
 import hermes_hookspecs
 import pytest
-from hermes_hookspecs import PROJECT_NAME, hookspecs
+from hermes_hookspecs import PROJECT_NAME, adapter_kit, hookspecs
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "plugin-hooks.md"
 SIGNATURE_HEADING = re.compile(r"^## (?P<name>\w+)\((?P<rest>.*)$")
@@ -127,6 +127,11 @@ def test_every_hookspec_has_a_docstring(name: str) -> None:
 
 @pytest.mark.parametrize("public_name", sorted(hermes_hookspecs.__all__))
 def test_every_public_name_of_the_contract_is_mentioned(public_name: str) -> None:
+    assert f"`{public_name}`" in DOCS.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("public_name", sorted(adapter_kit.__all__))
+def test_every_name_of_the_adapter_kit_is_mentioned(public_name: str) -> None:
     assert f"`{public_name}`" in DOCS.read_text(encoding="utf-8")
 
 

@@ -5,6 +5,7 @@ commands from Discord; and the plugin installed alone beside the core (SPEC O2, 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -151,3 +152,54 @@ def test_the_discord_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
     assert listed_distributions(bin_folder, home) == {"hermes-platform-discord"}
     listed = run_hermes(bin_folder, home, "plugins")
     assert listed.returncode == 0 and "platform:discord" in listed.stdout
+
+
+def test_messages_written_while_the_gateway_was_down_are_answered_once_after_it_starts(
+    tmp_path: Path, standin: OpenAIStandIn, discord_api: DiscordStandIn
+) -> None:
+    standin.add(
+        Reply(text="Before.", match="before the stop", times=2),
+        Reply(text="Caught up in the DM.", match="dm while down"),
+        Reply(text="Caught up in the channel.", match="channel while down"),
+        Reply(text="Live again.", match="after the start"),
+    )
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(discord_api))
+    alice = discord_api.user("Alice")
+    dm = discord_api.dm_channel(alice)
+    general = discord_api.text_channel("general")
+    with GatewayProcess(home) as gateway:
+        assert say(discord_api, dm, alice, "before the stop")["content"] == "Before."
+        assert say(discord_api, general, alice, "before the stop, in general")["content"] == (
+            "Before."
+        )
+        assert gateway.terminate() == 0
+    discord_api.user_says(dm, alice, "dm while down")
+    discord_api.user_says(general, alice, "channel while down")
+    with GatewayProcess(home) as gateway:
+        caught = discord_api.wait_for_posts(4)[2:]
+        assert sorted(p["content"] for p in caught) == [
+            "Caught up in the DM.",
+            "Caught up in the channel.",
+        ]
+        assert say(discord_api, dm, alice, "after the start")["content"] == "Live again."
+        assert gateway.terminate() == 0
+    with GatewayProcess(home) as gateway:  # nothing left to catch up: nothing answered twice
+        time.sleep(3)
+        assert gateway.terminate() == 0
+    assert len(discord_api.posted) == 5
+    with SessionStore.open(home) as store:
+        texts = {
+            str(s.session_key): user_texts(store.messages(s.id))
+            for s in store.select_sessions()
+            if s.source == "discord"
+        }
+    assert texts[f"agent:main:discord:dm:{dm}"] == [
+        "before the stop",
+        "dm while down",
+        "after the start",
+    ]
+    assert texts[f"agent:main:discord:group:{general}:{alice['id']}"] == [
+        "before the stop, in general",
+        "channel while down",
+    ]

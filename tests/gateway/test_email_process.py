@@ -6,6 +6,8 @@ alone beside the core (SPEC O2, G1)."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from email.message import EmailMessage
 from pathlib import Path
@@ -163,3 +165,43 @@ def test_the_email_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
     assert listed_distributions(bin_folder, home) == {"hermes-platform-email"}
     listed = run_hermes(bin_folder, home, "plugins")
     assert listed.returncode == 0 and "platform:email" in listed.stdout
+
+
+def test_one_busy_conversation_does_not_hold_up_the_others(
+    tmp_path: Path, standin: OpenAIStandIn, mailboxes: tuple[IMAPStandIn, SMTPSink]
+) -> None:
+    imap, smtp = mailboxes
+    release = threading.Event()
+    standin.add(
+        Reply(text="Slow answer.", match="slow question", hold=release, hold_after_chunks=1),
+        Reply(text="Second answer.", match="second question"),
+        Reply(text="Answer for Bob.", match="bob's question"),
+    )
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(imap, smtp))
+
+    uids: list[int] = []
+
+    def mail(sender: str, body: str, number: int) -> None:
+        message = EmailMessage()
+        message["From"], message["To"], message["Subject"] = sender, BOT, "Plans"
+        message["Message-ID"] = f"<{number}.{sender}>"
+        message.set_content(body)
+        uids.append(imap.deliver(bytes(message)))
+
+    with GatewayProcess(home) as gateway:
+        mail("alice@example.com", "slow question", 1)
+        deadline = time.monotonic() + 30
+        while not any("slow question" in str(b["messages"]) for b in standin.requests):
+            assert time.monotonic() < deadline, "the model was never asked"
+            time.sleep(0.05)
+        mail("alice@example.com", "second question", 2)  # waits behind Alice's first answer
+        time.sleep(1)  # a few polls
+        mail("bob@example.com", "bob's question", 3)
+        (first,) = smtp.wait_for(1)
+        assert first["To"] == "bob@example.com" and "Answer for Bob." in first.get_content()
+        release.set()
+        answers = smtp.wait_for(3)
+        assert [m["To"] for m in answers][1:] == ["alice@example.com", "alice@example.com"]
+        assert gateway.terminate() == 0
+    assert sorted(imap.seen_uids()) == sorted(uids)

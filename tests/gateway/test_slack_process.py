@@ -7,6 +7,7 @@ installed alone beside the core (SPEC O2, G1, G7)."""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -187,3 +188,84 @@ def test_the_slack_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
     assert listed_distributions(bin_folder, home) == {"hermes-platform-slack"}
     listed = run_hermes(bin_folder, home, "plugins")
     assert listed.returncode == 0 and "platform:slack" in listed.stdout
+
+
+def test_slack_hears_back_within_three_seconds_while_the_chat_is_busy(
+    tmp_path: Path, standin: OpenAIStandIn, slack: SlackStandIn
+) -> None:
+    release = threading.Event()
+    standin.add(
+        Reply(text="Slow answer.", match="first", hold=release, hold_after_chunks=1),
+        Reply(text="Second answer.", match="second"),
+    )
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(slack))
+    dm = slack.channel("im")
+    with GatewayProcess(home) as gateway:
+        slack.events_url = gateway.addresses["slack"]
+        assert slack.user_says(dm, "U1", "first")[1].status == 200
+        deadline = time.monotonic() + 30
+        while not any("first" in str(b["messages"]) for b in standin.requests):
+            assert time.monotonic() < deadline, "the model was never asked"
+            time.sleep(0.05)
+        # The chat is busy with the first answer: Slack still hears back within its window
+        # (timeout=3 as Slack waits), and not 200 since the message is not stored yet.
+        event = {"type": "message", "channel": dm, "channel_type": "im", "user": "U1",
+                 "text": "second", "ts": "1700000000.000200"}  # fmt: skip
+        assert slack.deliver_event(event, timeout=3).status == 503
+        retried = slack.deliver_event(event, headers={"X-Slack-Retry-Num": "1"}, timeout=3)
+        assert retried.status == 503
+        release.set()
+        posts = slack.wait_for_posts(2)
+        assert [p["text"] for p in posts] == ["Slow answer.", "Second answer."]
+        # Slack's later retry of the stored message: 200, not delivered again.
+        again = slack.deliver_event(event, headers={"X-Slack-Retry-Num": "2"}, timeout=3)
+        assert again.status == 200
+        assert gateway.terminate() == 0
+    assert len(slack.posted) == 2
+    assert sessions_by_key(home) == {"agent:main:slack:dm:" + dm: ["first", "second"]}
+
+
+def test_messages_written_while_the_gateway_was_down_are_answered_once_after_it_starts(
+    tmp_path: Path, standin: OpenAIStandIn, slack: SlackStandIn
+) -> None:
+    standin.add(
+        Reply(text="Before.", match="before the stop"),
+        Reply(text="Caught up one.", match="while down one"),
+        Reply(text="Caught up two.", match="while down two"),
+        Reply(text="Live again.", match="after the start"),
+    )
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(slack))
+    dm = slack.channel("im")
+    with GatewayProcess(home) as gateway:
+        slack.events_url = gateway.addresses["slack"]
+        assert (
+            answer_to(slack, lambda: slack.user_says(dm, "U1", "before the stop"))["text"]
+            == "Before."
+        )
+        assert gateway.terminate() == 0
+    slack.events_url = None
+    slack.user_says(dm, "U1", "while down one", app_reachable=False)
+    slack.user_says(dm, "U1", "while down two", app_reachable=False)
+    with GatewayProcess(home) as gateway:
+        slack.events_url = gateway.addresses["slack"]
+        caught = slack.wait_for_posts(3)[1:]
+        assert [p["text"] for p in caught] == ["Caught up one.", "Caught up two."]
+        assert (
+            answer_to(slack, lambda: slack.user_says(dm, "U1", "after the start"))["text"]
+            == "Live again."
+        )
+        assert gateway.terminate() == 0
+    with GatewayProcess(home) as gateway:  # nothing left to catch up
+        time.sleep(3)
+        assert gateway.terminate() == 0
+    assert len(slack.posted) == 4
+    assert sessions_by_key(home) == {
+        "agent:main:slack:dm:" + dm: [
+            "before the stop",
+            "while down one",
+            "while down two",
+            "after the start",
+        ]
+    }

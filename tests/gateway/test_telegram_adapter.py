@@ -1,16 +1,22 @@
 """The telegram adapter's own calls through python-telegram-bot over real HTTP to the Bot API
-stand-in: settings checks, topics (threads), sending, splitting long answers."""
+stand-in: settings checks, topics (threads), sending, splitting long answers, flood control,
+and how polling goes on when the gateway refuses an event (not stored) and stops when it is
+stopping."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from typing import Any
 
 import pytest
-from hermes_hookspecs import PlatformEvent, UserFacingError
-from hermes_platform_telegram.adapter import MAX_MESSAGE_CHARS, TelegramAdapter, split_text
+from hermes_hookspecs import GatewayReply, PlatformEvent, UserFacingError
+from hermes_hookspecs.adapter_kit import split_text
+from hermes_platform_telegram.adapter import MAX_MESSAGE_CHARS, TelegramAdapter
 from standins.telegram_api import TelegramStandIn
 
+from hermes_core.gateway.delivery import EventDelivery
 from hermes_core.gateway.runner import unknown_platform
 
 
@@ -73,7 +79,7 @@ def test_long_answers_go_in_pieces_telegram_accepts(telegram: TelegramStandIn) -
     sent = telegram.wait_for_sent(3)
     assert len(sent) == 3 and all(len(m["text"]) <= MAX_MESSAGE_CHARS for m in sent)
     assert "".join(m["text"] for m in sent) == text
-    assert split_text("   ") == []
+    assert split_text("   ", MAX_MESSAGE_CHARS) == []
 
 
 def test_an_uninstalled_platform_of_ours_names_its_distribution() -> None:
@@ -83,3 +89,122 @@ def test_an_uninstalled_platform_of_ours_names_its_distribution() -> None:
     assert unknown_platform("irc", {"webhook": object()}) == (
         "unknown platform (installed adapters: webhook)"
     )
+
+
+def test_a_flooded_reply_piece_is_sent_again_after_retry_after(telegram: TelegramStandIn) -> None:
+    alice = telegram.user("Alice")
+    chat = telegram.private_chat(alice)
+    adapter = TelegramAdapter()
+    adapter.connect(settings(telegram))
+    telegram.flood("sendMessage", 1, retry_after=1)
+    text = ("line of text\n" * 400).strip()  # two pieces; the first one is flooded once
+    adapter.send(str(chat["id"]), text)
+    sent = telegram.wait_for_sent(2)
+    assert "".join(m["text"] for m in sent) == text
+    (refused, _), (accepted, _), _second = telegram.calls_of("sendMessage")
+    assert accepted - refused >= 1.0  # waited as Telegram asked
+
+
+class ScriptedGateway:
+    """The gateway's side of the adapter contract, answering from a script: each delivered
+    event's :class:`EventDelivery` (the core's own) is refused ``refusals[text]`` times as a
+    store that cannot write would, then stored and answered with ``answer: <text>``."""
+
+    def __init__(self, refusals: dict[str, int], *, stopping_after: str | None = None) -> None:
+        self.refusals = refusals
+        self.stopping_after = stopping_after
+        self.delivered: list[str] = []
+        self.stopping = False
+
+    def deliver(self, event: PlatformEvent) -> EventDelivery:
+        delivery = EventDelivery(asyncio.get_running_loop())
+        self.delivered.append(event.text)
+        if self.stopping:
+            delivery.refuse("the gateway is stopping")
+        elif self.refusals.get(event.text, 0) > 0:
+            self.refusals[event.text] -= 1
+            delivery._refuse("the store refused the write: disk full")
+        else:
+            delivery.finish(GatewayReply(text=f"answer: {event.text}", session_id="s1"))
+            if event.text == self.stopping_after:
+                self.stopping = True
+        return delivery
+
+
+def run_adapter(telegram: TelegramStandIn, gateway: ScriptedGateway, until: Any) -> None:
+    async def run() -> None:
+        adapter = TelegramAdapter()
+        await adapter.start(settings(telegram, poll_timeout_seconds=1), gateway.deliver)
+        try:
+            await asyncio.to_thread(until)
+        finally:
+            await adapter.stop()
+
+    asyncio.run(run())
+
+
+def test_a_message_not_stored_is_tried_again_and_polling_goes_on(
+    telegram: TelegramStandIn,
+) -> None:
+    alice = telegram.user("Alice")
+    chat = telegram.private_chat(alice)
+    gateway = ScriptedGateway({"first": 1})
+    telegram.user_says(chat, alice, "first")
+    telegram.user_says(chat, alice, "second")
+
+    def both_answered() -> None:
+        sent = telegram.wait_for_sent(2, timeout=30)
+        assert sorted(m["text"] for m in sent) == ["answer: first", "answer: second"]
+        telegram.user_says(chat, alice, "third")
+        assert telegram.wait_for_sent(3, timeout=30)[-1]["text"] == "answer: third"
+
+    run_adapter(telegram, gateway, both_answered)
+    assert gateway.delivered.count("first") == 2 and gateway.delivered.count("second") == 1
+    assert telegram.pending_updates() == 0
+
+
+def test_a_message_that_keeps_failing_is_skipped_with_one_line(
+    telegram: TelegramStandIn, caplog: pytest.LogCaptureFixture
+) -> None:
+    alice = telegram.user("Alice")
+    chat = telegram.private_chat(alice)
+    gateway = ScriptedGateway({"poison": 99})
+    poison = telegram.user_says(chat, alice, "poison")
+    telegram.user_says(chat, alice, "after it")
+
+    def answered() -> None:
+        assert telegram.wait_for_sent(1, timeout=60)[0]["text"] == "answer: after it"
+        deadline = time.monotonic() + 60
+        while telegram.pending_updates() and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+    with caplog.at_level(logging.WARNING, logger="hermes.gateway.telegram"):
+        run_adapter(telegram, gateway, answered)
+    assert gateway.delivered.count("poison") == 3
+    skipped = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert skipped == [
+        f"telegram: update {poison} skipped: it could not be stored three times "
+        "(the store refused the write: disk full)"
+    ]
+    assert telegram.pending_updates() == 0 and len(telegram.sent) == 1
+
+
+def test_the_gateway_stopping_stops_polling(telegram: TelegramStandIn) -> None:
+    alice = telegram.user("Alice")
+    chat = telegram.private_chat(alice)
+    gateway = ScriptedGateway({}, stopping_after="last one")
+    telegram.user_says(chat, alice, "last one")
+
+    def refused_later() -> None:
+        telegram.wait_for_sent(1, timeout=30)
+        telegram.user_says(chat, alice, "too late")
+        deadline = time.monotonic() + 30
+        while "too late" not in gateway.delivered and time.monotonic() < deadline:
+            time.sleep(0.1)
+        polls = len(telegram.calls_of("getUpdates"))
+        time.sleep(2.5)  # two poll time-outs: a poller still running would have asked again
+        assert len(telegram.calls_of("getUpdates")) == polls
+
+    run_adapter(telegram, gateway, refused_later)
+    assert gateway.delivered == ["last one", "too late"]
+    assert telegram.pending_updates() == 1  # "too late" was not confirmed: it comes again

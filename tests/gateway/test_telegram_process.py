@@ -5,6 +5,7 @@ alone beside the core (SPEC O2, G1)."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -169,3 +170,76 @@ def test_the_telegram_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
     assert listed_distributions(bin_folder, home) == {"hermes-platform-telegram"}
     listed = run_hermes(bin_folder, home, "plugins")
     assert listed.returncode == 0 and "platform:telegram" in listed.stdout
+
+
+def test_a_message_telegram_sends_again_is_not_answered_again(
+    tmp_path: Path, standin: OpenAIStandIn, telegram: TelegramStandIn
+) -> None:
+    standin.add(
+        Reply(text="First answer.", match="hello"), Reply(text="Next answer.", match="next")
+    )
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(telegram))
+    alice = telegram.user("Alice")
+    dm = telegram.private_chat(alice)
+    with GatewayProcess(home) as gateway:
+        assert say(telegram, dm, alice, "hello")["text"] == "First answer."
+        assert gateway.terminate() == 0
+    # As after a crash before Telegram heard the confirmation: the same update again.
+    (hello,) = [u["update_id"] for u in telegram.seen_updates if u["message"]["text"] == "hello"]
+    telegram.send_again(hello)
+    with GatewayProcess(home) as gateway:
+        assert say(telegram, dm, alice, "next")["text"] == "Next answer."
+        assert gateway.terminate() == 0
+    assert [m["text"] for m in telegram.sent] == ["First answer.", "Next answer."]
+    assert telegram.pending_updates() == 0
+    assert sessions_by_key(home) == {f"agent:main:telegram:dm:{alice['id']}": ["hello", "next"]}
+
+
+def test_a_message_sent_while_the_gateway_was_down_is_answered_once_after_it_starts(
+    tmp_path: Path, standin: OpenAIStandIn, telegram: TelegramStandIn
+) -> None:
+    standin.add(
+        Reply(text="Before.", match="before the stop"),
+        Reply(text="Caught up.", match="while it was down"),
+    )
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(telegram))
+    alice = telegram.user("Alice")
+    dm = telegram.private_chat(alice)
+    with GatewayProcess(home) as gateway:
+        assert say(telegram, dm, alice, "before the stop")["text"] == "Before."
+        assert gateway.terminate() == 0
+    telegram.user_says(dm, alice, "while it was down")  # Telegram holds it for the bot
+    with GatewayProcess(home) as gateway:
+        assert telegram.wait_for_sent(2)[1]["text"] == "Caught up."
+        assert gateway.terminate() == 0
+    with GatewayProcess(home) as gateway:  # confirmed: nothing comes again
+        time.sleep(3)
+        assert gateway.terminate() == 0
+    assert [m["text"] for m in telegram.sent] == ["Before.", "Caught up."]
+    assert telegram.pending_updates() == 0
+
+
+def test_catch_up_max_age_stores_a_very_old_message_without_answering_it(
+    tmp_path: Path, standin: OpenAIStandIn, telegram: TelegramStandIn
+) -> None:
+    standin.add(Reply(text="Live.", match="a fresh one"))
+    home = tmp_path / "home"
+    settings = platform(telegram)
+    settings["telegram"]["catch_up_max_age"] = 2
+    write_config(home, standin.base_url, settings)
+    alice = telegram.user("Alice")
+    dm = telegram.private_chat(alice)
+    telegram.user_says(dm, alice, "written long before")
+    time.sleep(3.5)  # older than catch_up_max_age when the gateway reads it
+    with GatewayProcess(home) as gateway:
+        assert say(telegram, dm, alice, "a fresh one")["text"] == "Live."
+        assert gateway.terminate() == 0
+    assert [m["text"] for m in telegram.sent] == ["Live."]
+    assert telegram.pending_updates() == 0
+    assert sessions_by_key(home) == {
+        f"agent:main:telegram:dm:{alice['id']}": ["written long before", "a fresh one"]
+    }
+    # Never a turn of its own: the model saw it only as history of the fresh message's turn.
+    assert all(b["messages"][-1].get("content") != "written long before" for b in standin.requests)

@@ -159,7 +159,7 @@ def test_no_topic_possible_falls_back_to_the_home_chat(
         telegram.user_says(group, alice, "still there?")
         assert telegram.wait_for_sent(count + 1)[count]["text"] == "Same session here."
         assert gateway.terminate() == 0
-    assert any(name == "createForumTopic" for name, _ in telegram.calls)
+    assert telegram.calls_of("createForumTopic")
     session, texts = the_session(home)
     assert texts[-1] == "still there?"
     assert session.session_key == f"agent:main:telegram:group:-100600:{alice['id']}"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -237,3 +238,45 @@ def test_a_refused_password_or_an_unreachable_homeserver_is_one_line(
         problem = [entry for entry in done.stderr.splitlines() if "matrix" in entry]
         assert len(problem) == 1 and line in problem[0], (name, done.stderr)
         assert "Traceback" not in done.stderr
+
+
+def test_a_message_sent_while_the_gateway_was_down_is_answered_once_after_it_starts(
+    tmp_path: Path, synapse: Synapse, standin: OpenAIStandIn
+) -> None:
+    bot, alice = synapse.new_user("bot"), synapse.new_user("alice")
+    room = alice.create_room([bot.user_id], direct=True)
+    standin.add(Reply(text="Before.", match="before the stop"))
+    standin.add(Reply(text="Caught up.", match="while it was down"))
+    standin.add(Reply(text="Live again.", match="after the start"))
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, {"matrix": matrix_settings(synapse, bot)})
+    with GatewayProcess(home) as gateway:
+        wait_until(lambda: bot.user_id in alice.members(room), "the bot joined the DM")
+        alice.send(room, "before the stop")
+        alice.wait_for_messages(room, bot.user_id, 1)
+        assert gateway.terminate() == 0
+    alice.send(room, "while it was down")
+    with GatewayProcess(home) as gateway:
+        replies = alice.wait_for_messages(room, bot.user_id, 2)
+        assert replies[-1].text == "Caught up."
+        alice.send(room, "after the start")
+        assert alice.wait_for_messages(room, bot.user_id, 3)[-1].text == "Live again."
+        assert gateway.terminate() == 0
+    # A third start has nothing to catch up: nothing is answered twice.
+    with GatewayProcess(home) as gateway:
+        time.sleep(3)
+        assert gateway.terminate() == 0
+    assert [m.text for m in alice.messages_from(room, bot.user_id)] == [
+        "Before.",
+        "Caught up.",
+        "Live again.",
+    ]
+    key = f"agent:main:matrix:dm:{room}"
+    (session,) = [s for s in keyed(home, key) if s.ended_at is None]
+    with SessionStore.open(home) as store:
+        assert user_texts(store.messages(session.id)) == [
+            "before the stop",
+            "while it was down",
+            "after the start",
+        ]
+    assert "Traceback" not in gateway.log_text()

@@ -10,6 +10,11 @@ HTTP, under ``/api/v10`` (``Authorization: Bot <token>``; a wrong token is
 ``404 {"message": "Unknown Channel", "code": 10003}``):
 
 - ``GET /users/@me`` — the bot user; ``GET /oauth2/applications/@me`` — its application;
+- ``GET /channels/{id}`` — the channel (a text channel, thread or DM);
+- ``GET /channels/{id}/messages`` (``after``, ``before``, ``limit``) — the channel's messages,
+  newest first (every message of the channel is kept, also those written while no bot was
+  connected: :meth:`DiscordStandIn.user_says` records it, and dispatches it only to a
+  connected Gateway session);
 - ``POST /channels/{id}/messages`` (``content``, 1–2000 characters, else 400 code 50035) —
   the message; like Discord, it is then dispatched as ``MESSAGE_CREATE`` on the gateway too;
 - ``POST /channels/{id}/threads`` (``name``, ``auto_archive_duration`` 60/1440/4320/10080,
@@ -31,10 +36,13 @@ import json
 import threading
 import time
 import zlib
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import WSMsgType, web
+
+from standins.threaded import ThreadedStandIn
 
 TOKEN = "MTIzNDU2.standin.discord-token"
 GUILD_ID = "900000000000000001"
@@ -55,10 +63,13 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-class DiscordStandIn:
+class DiscordStandIn(ThreadedStandIn):
     """The stand-in HTTP API and Gateway (aiohttp on its own thread and event loop)."""
 
+    thread_name = "discord-standin"
+
     def __init__(self, token: str = TOKEN) -> None:
+        super().__init__()
         self.token = token
         self.bot = {"id": BOT_ID, "username": "hermes", "discriminator": "0",
                     "global_name": "Hermes", "avatar": None, "bot": True}  # fmt: skip
@@ -71,11 +82,7 @@ class DiscordStandIn:
         self._sequence = itertools.count(1)
         self._sockets: list[tuple[web.WebSocketResponse, Any]] = []
         self._lock = threading.Condition()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
-        self._thread: threading.Thread | None = None
-        self._serving: asyncio.Task[None] | None = None
-        self._port = 0
+        self._history: dict[str, list[dict[str, Any]]] = {}
 
     # ------------------------------------------------------------------ test side
 
@@ -172,6 +179,8 @@ class DiscordStandIn:
         }  # fmt: skip
         if channel["type"] != 1:
             message["guild_id"] = GUILD_ID
+        with self._lock:
+            self._history.setdefault(str(channel["id"]), []).append(message)
         return message
 
     def _guild(self) -> dict[str, Any]:
@@ -267,6 +276,22 @@ class DiscordStandIn:
                 "verify_key": "0" * 64, "flags": 0, "team": None, "summary": "",
                 "rpc_origins": [], "interactions_endpoint_url": None,
             })  # fmt: skip
+        if request.method == "GET" and len(parts) == 2 and parts[0] == "channels":
+            with self._lock:
+                known = self._channels.get(parts[1]) or self.threads.get(parts[1])
+            if known is None:
+                return _json({"message": "Unknown Channel", "code": 10003}, status=404)
+            return _json(known)
+        if (
+            request.method == "GET"
+            and len(parts) == 3
+            and parts[:1] + parts[2:]
+            == [
+                "channels",
+                "messages",
+            ]
+        ):
+            return self._channel_history(parts[1], request.query)
         if request.method == "POST" and len(parts) == 3 and parts[0] == "channels":
             with self._lock:
                 channel = self._channels.get(parts[1])
@@ -278,6 +303,22 @@ class DiscordStandIn:
             if parts[2] == "threads":
                 return await self._create_thread(channel, body)
         return _json({"message": "404: Not Found", "code": 0}, status=404)
+
+    def _channel_history(self, channel_id: str, query: Mapping[str, str]) -> web.Response:
+        """``GET /channels/{id}/messages`` (``after``, ``before``, ``limit`` 1–100, default
+        50): the channel's messages, newest first, as Discord returns them."""
+        with self._lock:
+            if channel_id not in self._channels and channel_id not in self.threads:
+                return _json({"message": "Unknown Channel", "code": 10003}, status=404)
+            found = list(self._history.get(channel_id, []))
+        limit = max(1, min(100, int(query.get("limit", "50"))))
+        if "after" in query:
+            found = [m for m in found if int(m["id"]) > int(query["after"])][:limit]
+        elif "before" in query:
+            found = [m for m in found if int(m["id"]) < int(query["before"])][-limit:]
+        else:
+            found = found[-limit:]
+        return _json(found[::-1])
 
     async def _post_message(self, channel: dict[str, Any], body: dict[str, Any]) -> web.Response:
         content = body.get("content")
@@ -317,53 +358,13 @@ class DiscordStandIn:
 
     # ------------------------------------------------------------------ serving
 
-    async def _serve(self, started: threading.Event) -> None:
+    async def _serve(self) -> None:
         app = web.Application()
         app.router.add_get("/gateway", self._gateway)
         app.router.add_route("*", "/api/v10/{path:.*}", self._http)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self._port = self._runner.addresses[0][1]
-        started.set()
+        await self._serve_app(app)
 
     async def _close(self) -> None:
         for socket, _ in list(self._sockets):
             await socket.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    def start(self) -> DiscordStandIn:
-        """Serve on a free port of 127.0.0.1."""
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        started = threading.Event()
-
-        def run() -> None:
-            asyncio.set_event_loop(loop)
-            self._serving = loop.create_task(self._serve(started))
-            loop.run_forever()
-
-        self._thread = threading.Thread(target=run, name="discord-standin", daemon=True)
-        self._thread.start()
-        if not started.wait(10):
-            raise RuntimeError("the Discord stand-in did not start")
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and join the server thread."""
-        loop = self._loop
-        if loop is None or self._thread is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._close(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        self._thread.join(10)
-        loop.close()
-        self._loop = None
-
-    def __enter__(self) -> DiscordStandIn:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
+        await super()._close()

@@ -25,6 +25,8 @@ import re
 import threading
 from dataclasses import dataclass, field
 
+from standins.threaded import ThreadedStandIn
+
 
 @dataclass
 class _Mail:
@@ -33,10 +35,13 @@ class _Mail:
     flags: set[str] = field(default_factory=set)
 
 
-class IMAPStandIn:
+class IMAPStandIn(ThreadedStandIn):
     """The stand-in server (asyncio streams on their own thread)."""
 
+    thread_name = "imap-standin"
+
     def __init__(self, user: str, password: str) -> None:
+        super().__init__()
         self.user = user
         self.password = password
         self.commands: list[str] = []
@@ -44,10 +49,7 @@ class IMAPStandIn:
         self._mails: list[_Mail] = []
         self._next_uid = 1
         self._lock = threading.Lock()
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._server: asyncio.Server | None = None
-        self._thread: threading.Thread | None = None
-        self._serving: asyncio.Task[None] | None = None
         self.port = 0
 
     # ------------------------------------------------------------------ test side
@@ -171,45 +173,13 @@ class IMAPStandIn:
 
     # ------------------------------------------------------------------ serving
 
-    async def _serve(self, started: threading.Event) -> None:
+    async def _serve(self) -> None:
         self._server = await asyncio.start_server(self._session, "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
-        started.set()
 
-    def start(self) -> IMAPStandIn:
-        """Serve on a free port of 127.0.0.1."""
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        started = threading.Event()
-
-        def run() -> None:
-            asyncio.set_event_loop(loop)
-            self._serving = loop.create_task(self._serve(started))
-            loop.run_forever()
-
-        self._thread = threading.Thread(target=run, name="imap-standin", daemon=True)
-        self._thread.start()
-        if not started.wait(10):
-            raise RuntimeError("the IMAP stand-in did not start")
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and join the server thread."""
-        loop, server = self._loop, self._server
-        if loop is None or self._thread is None:
-            return
-        if server is not None:
-            server.close()
-        loop.call_soon_threadsafe(loop.stop)
-        self._thread.join(10)
-        loop.close()
-        self._loop = None
-
-    def __enter__(self) -> IMAPStandIn:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
+    async def _close(self) -> None:
+        if self._server is not None:
+            self._server.close()
 
 
 def _strings(arguments: str) -> list[str]:

@@ -13,6 +13,8 @@ the token as ``Authorization: Bearer``; every answer HTTP 200 with ``{"ok": true
   ``ts`` and ``message``; ``channel_not_found``, ``no_text``, ``msg_too_long`` (over 40,000
   characters) and ``thread_not_found`` as Slack names them. Like Slack, the bot's own message
   is then delivered to the Events URL too (with ``bot_id``), which the app must ignore;
+- ``conversations.history`` (``channel``, ``oldest``, ``limit``, ``cursor``) — the top-level
+  messages after ``oldest``, newest first, paged with ``response_metadata.next_cursor``;
 - ``conversations.replies`` (``channel``, ``ts``) — a thread's messages, its parent first.
 
 A wrong token is ``invalid_auth``, an unknown method ``unknown_method``.
@@ -45,6 +47,8 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from standins.threaded import ThreadedStandIn
+
 TOKEN = "xoxb-standin-token"
 SIGNING_SECRET = "standin-signing-secret"
 BOT_USER = "U0HERMES"
@@ -72,10 +76,13 @@ class EventAnswer:
     body: str
 
 
-class SlackStandIn:
+class SlackStandIn(ThreadedStandIn):
     """The stand-in Web API (aiohttp on its own thread) and the Events API sender."""
 
+    thread_name = "slack-standin"
+
     def __init__(self, token: str = TOKEN, signing_secret: str = SIGNING_SECRET) -> None:
+        super().__init__()
         self.token = token
         self.signing_secret = signing_secret
         self.events_url: str | None = None
@@ -89,12 +96,7 @@ class SlackStandIn:
         self._ids = itertools.count(1)
         self._clock = itertools.count(1)
         self._lock = threading.Condition()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._runner: web.AppRunner | None = None
         self._client: aiohttp.ClientSession | None = None
-        self._thread: threading.Thread | None = None
-        self._serving: asyncio.Task[None] | None = None
-        self._port = 0
         self._echoing: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ test side
@@ -116,9 +118,17 @@ class SlackStandIn:
         return f"{int(time.time())}.{next(self._clock):06d}"
 
     def user_says(
-        self, channel: str, user: str, text: str, *, thread_ts: str | None = None
+        self,
+        channel: str,
+        user: str,
+        text: str,
+        *,
+        thread_ts: str | None = None,
+        app_reachable: bool = True,
     ) -> tuple[str, EventAnswer]:
-        """Slack delivering ``user``'s message to the app; its ``ts`` and the app's answer."""
+        """Slack delivering ``user``'s message to the app; its ``ts`` and the app's answer
+        (``app_reachable=False``: the app is down, the message is only in the conversation —
+        status 0)."""
         with self._lock:
             room = self._channels[channel]
             ts = self._ts()
@@ -134,6 +144,8 @@ class SlackStandIn:
             if thread_ts is not None:
                 event["thread_ts"] = thread_ts
             room.messages.append(dict(event))
+        if not app_reachable:
+            return ts, EventAnswer(0, "the app was not reachable")
         return ts, self.deliver_event(event)
 
     def envelope(self, event: Mapping[str, Any]) -> dict[str, Any]:
@@ -183,8 +195,10 @@ class SlackStandIn:
         timestamp: str | None = None,
         secret: str | None = None,
         headers: Mapping[str, str] | None = None,
+        timeout: float = 30.0,
     ) -> EventAnswer:
-        """POST ``body`` to the Request URL with Slack's signature headers."""
+        """POST ``body`` to the Request URL with Slack's signature headers (``timeout``: how
+        long to wait for the answer; Slack itself waits three seconds)."""
         assert self.events_url is not None, "set events_url first"
         stamp = timestamp or str(int(time.time()))
         all_headers = {
@@ -195,7 +209,7 @@ class SlackStandIn:
         }
         request = urllib.request.Request(self.events_url, data=body, headers=all_headers)
         try:
-            with urllib.request.urlopen(request, timeout=30) as response:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
                 return EventAnswer(response.status, response.read().decode())
         except urllib.error.HTTPError as error:
             return EventAnswer(error.code, error.read().decode())
@@ -280,6 +294,29 @@ class SlackStandIn:
             self.echoes.append(result)
             self._lock.notify_all()
 
+    def _history(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``conversations.history``: the conversation's top-level messages newest first,
+        after ``oldest`` (exclusive), ``limit`` (default 100) a page, paged by ``cursor``."""
+        with self._lock:
+            room = self._channels.get(str(params.get("channel")))
+            if room is None:
+                raise SlackError("channel_not_found")
+            oldest = float(params.get("oldest") or 0)
+            found = [
+                dict(m)
+                for m in room.messages
+                if float(m["ts"]) > oldest and m.get("thread_ts") in (None, m["ts"])
+            ][::-1]
+        limit = int(params.get("limit") or 100)
+        start = int(params.get("cursor") or 0)
+        page = found[start : start + limit]
+        more = start + limit < len(found)
+        return {
+            "messages": page,
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
+
     def _replies(self, params: Mapping[str, Any]) -> dict[str, Any]:
         with self._lock:
             room = self._channels.get(str(params.get("channel")))
@@ -315,6 +352,8 @@ class SlackStandIn:
                 }
             elif method == "chat.postMessage":
                 result = self._post_message(params)
+            elif method == "conversations.history":
+                result = self._history(params)
             elif method == "conversations.replies":
                 result = self._replies(params)
             else:
@@ -325,56 +364,16 @@ class SlackStandIn:
 
     # ------------------------------------------------------------------ serving
 
-    async def _serve(self, started: threading.Event) -> None:
+    async def _serve(self) -> None:
         app = web.Application()
         app.router.add_route("*", "/api/{method}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
+        await self._serve_app(app)
         self._client = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30))
-        self._port = self._runner.addresses[0][1]
-        started.set()
 
     async def _close(self) -> None:
         if self._client is not None:
             await self._client.close()
-        if self._runner is not None:
-            await self._runner.cleanup()
-
-    def start(self) -> SlackStandIn:
-        """Serve on a free port of 127.0.0.1."""
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        started = threading.Event()
-
-        def run() -> None:
-            asyncio.set_event_loop(loop)
-            self._serving = loop.create_task(self._serve(started))
-            loop.run_forever()
-
-        self._thread = threading.Thread(target=run, name="slack-standin", daemon=True)
-        self._thread.start()
-        if not started.wait(10):
-            raise RuntimeError("the Slack stand-in did not start")
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and join the server thread."""
-        loop = self._loop
-        if loop is None or self._thread is None:
-            return
-        asyncio.run_coroutine_threadsafe(self._close(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        self._thread.join(10)
-        loop.close()
-        self._loop = None
-
-    def __enter__(self) -> SlackStandIn:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
+        await super()._close()
 
 
 def sign(secret: str, timestamp: str, body: bytes) -> str:

@@ -19,7 +19,8 @@ every answer ``{"ok": true, "result": …}`` or ``{"ok": false, "error_code", "d
   in a supergroup that is a forum ("Bad Request: the chat is not a forum" otherwise);
 - ``deleteWebhook`` — accepted (there is never a webhook here).
 
-A wrong token is a 401 "Unauthorized", an unknown method a 404 "Not Found". Privacy mode is
+A wrong token is a 401 "Unauthorized", an unknown method a 404 "Not Found"; flood control
+(``flood``) answers 429 "Too Many Requests: retry after N" with ``parameters.retry_after``. Privacy mode is
 not modelled: the bot sees every message of its groups.
 
 In a test::
@@ -45,6 +46,8 @@ from typing import Any
 
 from aiohttp import web
 
+from standins.threaded import ThreadedStandIn
+
 TOKEN = "123456789:STANDIN-token-for-tests"
 BOT_ID = 123456789
 INTEGER_FIELDS = frozenset(
@@ -54,12 +57,13 @@ JSON_FIELDS = frozenset({"allowed_updates", "reply_parameters", "entities", "rep
 
 
 class BotAPIError(Exception):
-    """An error answer of the Bot API."""
+    """An error answer of the Bot API (``retry_after``: flood control's ``parameters``)."""
 
-    def __init__(self, code: int, description: str) -> None:
+    def __init__(self, code: int, description: str, retry_after: int | None = None) -> None:
         super().__init__(description)
         self.code = code
         self.description = description
+        self.retry_after = retry_after
 
 
 @dataclass
@@ -68,10 +72,13 @@ class _Chat:
     topics: dict[int, str] = field(default_factory=dict)
 
 
-class TelegramStandIn:
+class TelegramStandIn(ThreadedStandIn):
     """The stand-in Bot API server (aiohttp on its own thread and event loop)."""
 
+    thread_name = "telegram-standin"
+
     def __init__(self, token: str = TOKEN, username: str = "hermes_standin_bot") -> None:
+        super().__init__()
         self.token = token
         self.bot = {
             "id": BOT_ID,
@@ -84,8 +91,10 @@ class TelegramStandIn:
         }
         self.sent: list[dict[str, Any]] = []
         """Every message the bot sent (the ``Message`` objects, in order)."""
-        self.calls: list[tuple[str, dict[str, Any]]] = []
-        """Every method called, with its decoded parameters."""
+        self.calls: list[tuple[str, float, dict[str, Any]]] = []
+        """Every method called, when (``time.monotonic()``), with its decoded parameters."""
+        self.seen_updates: list[dict[str, Any]] = []
+        """Every update ever queued."""
         self.confirmed_below = 0
         """The highest ``offset`` a ``getUpdates`` call confirmed."""
         self._chats: dict[int, _Chat] = {}
@@ -94,12 +103,8 @@ class TelegramStandIn:
         self._message_ids = itertools.count(1)
         self._user_ids = itertools.count(5001)
         self._lock = threading.Condition()
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._arrived: asyncio.Event | None = None
-        self._runner: web.AppRunner | None = None
-        self._thread: threading.Thread | None = None
-        self._port = 0
-        self._serving: asyncio.Task[None] | None = None
+        self._floods: dict[str, list[int]] = {}
 
     # ------------------------------------------------------------------ test side
 
@@ -163,6 +168,7 @@ class TelegramStandIn:
         with self._lock:
             update_id = next(self._update_ids)
             self._updates.append({"update_id": update_id, "message": message})
+            self.seen_updates.append(self._updates[-1])
             self._lock.notify_all()
         if self._loop is not None and self._arrived is not None:
             self._loop.call_soon_threadsafe(self._arrived.set)
@@ -178,6 +184,28 @@ class TelegramStandIn:
                     raise AssertionError(f"the bot sent {len(self.sent)} messages, not {count}")
                 self._lock.wait(left)
             return list(self.sent)
+
+    def send_again(self, update_id: int) -> None:
+        """Queue a confirmed update again, as Telegram does when a bot died before a
+        ``getUpdates`` confirmed it (the same ``update_id`` and message)."""
+        with self._lock:
+            (update,) = [u for u in self.seen_updates if u["update_id"] == update_id]
+            self._updates.insert(0, dict(update))
+            self._lock.notify_all()
+        if self._loop is not None and self._arrived is not None:
+            self._loop.call_soon_threadsafe(self._arrived.set)
+
+    def flood(self, method: str, times: int, retry_after: int) -> None:
+        """The next ``times`` calls of ``method`` are refused by flood control: HTTP 429
+        "Too Many Requests: retry after N" with ``parameters.retry_after`` (the Bot API's
+        answer when a bot sends too fast)."""
+        with self._lock:
+            self._floods[method] = [retry_after] * times
+
+    def calls_of(self, method: str) -> list[tuple[float, dict[str, Any]]]:
+        """When (``time.monotonic()``) ``method`` was called, with its parameters."""
+        with self._lock:
+            return [(moment, params) for name, moment, params in self.calls if name == method]
 
     def pending_updates(self) -> int:
         """Updates not confirmed by a ``getUpdates`` offset yet."""
@@ -256,7 +284,11 @@ class TelegramStandIn:
 
     async def _call(self, method: str, params: dict[str, Any]) -> Any:
         with self._lock:
-            self.calls.append((method, params))
+            self.calls.append((method, time.monotonic(), params))
+            flooded = self._floods.get(method)
+            if flooded:
+                wait = flooded.pop()
+                raise BotAPIError(429, f"Too Many Requests: retry after {wait}", wait)
         simple: dict[str, Callable[[], Any]] = {
             "getMe": lambda: dict(self.bot),
             "deleteWebhook": lambda: True,
@@ -286,54 +318,14 @@ class TelegramStandIn:
             params = await _parameters(request)
             result = await self._call(method, params)
         except BotAPIError as error:
-            return _error(error.code, error.description)
+            return _error(error.code, error.description, error.retry_after)
         return web.json_response({"ok": True, "result": result})
 
-    async def _serve(self, started: threading.Event) -> None:
+    async def _serve(self) -> None:
         self._arrived = asyncio.Event()
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self._port = self._runner.addresses[0][1]
-        started.set()
-
-    def start(self) -> TelegramStandIn:
-        """Serve on a free port of 127.0.0.1."""
-        loop = asyncio.new_event_loop()
-        self._loop = loop
-        started = threading.Event()
-
-        def run() -> None:
-            asyncio.set_event_loop(loop)
-            self._serving = loop.create_task(self._serve(started))
-            loop.run_forever()
-
-        self._thread = threading.Thread(target=run, name="telegram-standin", daemon=True)
-        self._thread.start()
-        if not started.wait(10):
-            raise RuntimeError("the Telegram stand-in did not start")
-        return self
-
-    def stop(self) -> None:
-        """Stop serving and join the server thread."""
-        loop, runner = self._loop, self._runner
-        if loop is None or self._thread is None:
-            return
-        if runner is not None:
-            asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(10)
-        loop.call_soon_threadsafe(loop.stop)
-        self._thread.join(10)
-        loop.close()
-        self._loop = None
-
-    def __enter__(self) -> TelegramStandIn:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
+        await self._serve_app(app)
 
 
 def _is_int(value: Any) -> bool:
@@ -372,7 +364,8 @@ async def _parameters(request: web.Request) -> dict[str, Any]:
     return params
 
 
-def _error(code: int, description: str) -> web.Response:
-    return web.json_response(
-        {"ok": False, "error_code": code, "description": description}, status=code
-    )
+def _error(code: int, description: str, retry_after: int | None = None) -> web.Response:
+    answer: dict[str, Any] = {"ok": False, "error_code": code, "description": description}
+    if retry_after is not None:
+        answer["parameters"] = {"retry_after": retry_after}
+    return web.json_response(answer, status=code)

@@ -14,6 +14,12 @@ Settings (``gateway.platforms.discord`` in config.yaml):
 Conversations map to the SPEC G1 keys: a DM is a DM; in a guild text channel each user has
 their own session; a thread is one session shared by its participants (chat id: the parent
 channel, thread id: the thread). A leading mention of the bot is removed from the text.
+
+Catch-up after a restart: the id of the last stored message of each channel, thread and DM
+(the unbroken stored prefix) is kept in the gateway's folder for this platform
+(``$HERMES_HOME/gateway/platforms/discord``); once the Gateway is READY the history after it is
+read, oldest first, so what was written while the gateway was down is answered once. A
+channel the bot has never heard from before is not read back.
 """
 
 from __future__ import annotations
@@ -21,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
@@ -36,6 +41,18 @@ from hermes_hookspecs import (
     UserFacingError,
     build_session_key,
 )
+from hermes_hookspecs.adapter_kit import (
+    AnswerTasks,
+    CursorFile,
+    LoopBridge,
+    RecentIds,
+    SettingsReader,
+    StoredPrefix,
+    answer_text,
+    one_line,
+    split_text,
+    unless_too_old,
+)
 
 if TYPE_CHECKING:
     import discord
@@ -47,20 +64,6 @@ MESSAGE_CHARS = 2000
 THREAD_ARCHIVE_MINUTES: Final[Literal[1440]] = 1440
 DEFAULTS: Mapping[str, Any] = {"ready_timeout_seconds": 60}
 T = TypeVar("T")
-
-
-def split_text(text: str, limit: int = MESSAGE_CHARS) -> list[str]:
-    """``text`` in pieces Discord accepts, cut at a line break where one is near."""
-    pieces: list[str] = []
-    rest = text
-    while len(rest) > limit:
-        cut = rest.rfind("\n", limit // 2, limit)
-        cut = limit if cut <= 0 else cut + 1
-        pieces.append(rest[:cut])
-        rest = rest[cut:]
-    if rest.strip():
-        pieces.append(rest)
-    return pieces
 
 
 def strip_mention(text: str, bot_id: int | None) -> str:
@@ -103,6 +106,7 @@ def event_from_message(message: discord.Message, bot_id: int | None) -> Platform
         thread_id=thread_id,
         message_id=str(message.id),
         attachments=attachments,
+        sent_at=message.created_at.timestamp(),
         user_name=message.author.display_name,
         chat_name=getattr(channel, "name", None),
     )
@@ -124,33 +128,26 @@ class DiscordAdapter:
         self._token = ""
         self._client: discord.Client | None = None
         self._runner: asyncio.Task[None] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._replies: set[asyncio.Task[None]] = set()
+        self._bridge = LoopBridge("discord")
+        self._replies = AnswerTasks()
+        self._recent = RecentIds()
+        self._cursors: CursorFile | None = None
+        self._stored: dict[str, StoredPrefix[int]] = {}
+        self._max_age: float | None = None
         self.address: str | None = None
 
     # ------------------------------------------------------------------ PlatformAdapter
 
     def connect(self, config: Mapping[str, Any]) -> None:
         """Take the settings (checked; the bot connects in :meth:`start`)."""
-        settings = {**DEFAULTS, **dict(config)}
-        token = settings.get("token")
-        if not token and settings.get("token_env"):
-            token = os.environ.get(str(settings["token_env"]))
-        if not isinstance(token, str) or not token:
-            raise UserFacingError(
-                "gateway.platforms.discord.token is not set (or token_env names an empty "
-                "variable): the bot token from the Developer Portal"
-            )
-        timeout = settings["ready_timeout_seconds"]
-        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
-            raise UserFacingError(
-                "gateway.platforms.discord.ready_timeout_seconds must be a positive number"
-            )
+        read = SettingsReader("discord", config, DEFAULTS)
+        self._token = read.secret("token", "the bot token from the Developer Portal")
+        read.number("ready_timeout_seconds", positive=True)
+        self._max_age = read.optional_seconds("catch_up_max_age")
         for name in ("api_base", "gateway_url"):
-            if name in settings and (not isinstance(settings[name], str) or not settings[name]):
-                raise UserFacingError(f"gateway.platforms.discord.{name} must be a URL")
-        self._token = token
-        self._settings = settings
+            if name in read.values:
+                read.url(name)
+        self._settings = read.values
 
     def send(self, chat_id: str, text: str, thread_id: str | None = None) -> str | None:
         """Send ``text`` to a channel or DM (into the thread ``thread_id``); the last id."""
@@ -205,6 +202,7 @@ class DiscordAdapter:
         @client.event
         async def on_ready() -> None:
             ready.set()
+            self._replies.spawn(self._catch_up(client, deliver))
 
         @client.event
         async def on_message(message: discord.Message) -> None:
@@ -220,8 +218,9 @@ class DiscordAdapter:
         except Exception as error:
             await client.close()
             log.debug("discord login failed", exc_info=True)
-            raise UserFacingError(f"cannot reach the Discord API: {_reason(error)}") from None
-        self._loop = asyncio.get_running_loop()
+            raise UserFacingError(f"cannot reach the Discord API: {one_line(error)}") from None
+        self._bridge.bind()
+        self._cursors = CursorFile.of(config)
         self._client = client
         self._runner = asyncio.create_task(self._run(client))
         timeout = float(self._settings["ready_timeout_seconds"])
@@ -237,8 +236,7 @@ class DiscordAdapter:
 
     async def stop(self) -> None:
         """Send the answers still going out, then close the connection."""
-        if self._replies:
-            await asyncio.gather(*list(self._replies), return_exceptions=True)
+        await self._replies.wait()
         client, self._client = self._client, None
         if client is not None:
             await client.close()
@@ -246,7 +244,7 @@ class DiscordAdapter:
         if runner is not None:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await runner
-        self._loop = None
+        self._bridge.unbind()
 
     # ------------------------------------------------------------------ receiving
 
@@ -265,69 +263,91 @@ class DiscordAdapter:
             await client.connect(reconnect=True)
         except Exception as error:
             if not client.is_closed():
-                log.error("discord: the Gateway connection ended: %s", _reason(error))
+                log.error("discord: the Gateway connection ended: %s", one_line(error))
+
+    async def _catch_up(self, client: discord.Client, deliver: Deliver) -> None:
+        """Deliver, oldest first, what each known channel got after its last stored message."""
+        import discord
+
+        cursors = self._cursors
+        if cursors is None:
+            return
+        for key in cursors.keys(prefix="channel:"):
+            channel_id, last = key.removeprefix("channel:"), cursors.get(key)
+            try:
+                channel = client.get_channel(int(channel_id)) or await client.fetch_channel(
+                    int(channel_id)
+                )
+                if not isinstance(channel, discord.abc.Messageable):
+                    continue
+                async for message in channel.history(
+                    limit=None, after=discord.Object(int(str(last))), oldest_first=True
+                ):
+                    await self._receive(client, message, deliver)
+            except Exception as error:
+                log.warning("discord: no catch-up in channel %s: %s", channel_id, one_line(error))
 
     async def _receive(
         self, client: discord.Client, message: discord.Message, deliver: Deliver
     ) -> None:
         bot_id = client.user.id if client.user is not None else None
         event = event_from_message(message, bot_id)
-        if event is None:
+        if event is None or not self._recent.begin(str(message.id)):
             return
-        delivery = deliver(event)
+        channel = str(message.channel.id)
+        order = self._stored.setdefault(channel, StoredPrefix())
+        order.add(message.id)
+        delivery = deliver(unless_too_old(event, self._max_age))
+        self._replies.spawn(self._answer(client, event, delivery, channel, message.id))
+
+    async def _answer(
+        self,
+        client: discord.Client,
+        event: PlatformEvent,
+        delivery: Delivery,
+        channel: str,
+        message_id: int,
+    ) -> None:
         try:
             await delivery.stored()
         except DeliveryRefused as error:
-            log.warning("discord: message %s not taken: %s", event.message_id, error)
+            self._recent.dropped(str(message_id))
+            log.warning("discord: message %s not taken (%s); read again at the next start",
+                        message_id, error)  # fmt: skip
             return
-        task = asyncio.create_task(self._answer(client, event, delivery))
-        self._replies.add(task)
-        task.add_done_callback(self._replies.discard)
-
-    async def _answer(
-        self, client: discord.Client, event: PlatformEvent, delivery: Delivery
-    ) -> None:
+        self._recent.taken(str(message_id))
+        order = self._stored[channel]
+        if order.done(message_id) and order.confirmable is not None and self._cursors:
+            try:
+                self._cursors.save(f"channel:{channel}", str(order.confirmable))
+            except OSError as error:
+                log.error("discord: the catch-up position was not saved: %s", one_line(error))
         try:
-            reply = await delivery.reply()
+            text = answer_text(await delivery.reply())
         except DeliveryRefused as error:
             log.error("discord: no answer for %s: %s", event.chat_id, error)
             return
-        text = reply.text if reply.text.strip() else ""
-        if not text and reply.error:
-            text = f"⚠ The agent could not answer: {reply.error}"
         if not text:
             return
         try:
             await self._send(client, event.thread_id or event.chat_id, text)
         except Exception as error:
-            log.error("discord: sending to %s failed: %s", event.chat_id, _reason(error))
+            log.error("discord: sending to %s failed: %s", event.chat_id, one_line(error))
 
     async def _send(self, client: discord.Client, channel_id: str, text: str) -> str | None:
         last: str | None = None
-        for piece in split_text(text):
+        for piece in split_text(text, MESSAGE_CHARS):
             sent = await client.get_partial_messageable(int(channel_id)).send(content=piece)
             last = str(sent.id)
         return last
 
     def _blocking(self, call: Callable[[discord.Client], Awaitable[T]]) -> T:
         """Run ``call`` on the running bot's loop from another thread."""
-        loop, client = self._loop, self._client
-        if loop is None or client is None or not loop.is_running():
+        client = self._client
+        if client is None:
             raise UserFacingError("the discord platform is not running (start it first)")
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-
-            async def on_loop() -> T:
-                return await call(client)
-
-            return asyncio.run_coroutine_threadsafe(on_loop(), loop).result(60)
-        raise RuntimeError("DiscordAdapter.send/create_thread block: call them off the loop")
+        return self._bridge.call(lambda: call(client))
 
 
 def _no_voice_notice(record: logging.LogRecord) -> bool:
     return "voice will NOT be supported" not in record.getMessage()
-
-
-def _reason(error: BaseException) -> str:
-    return " ".join(str(error).split()) or type(error).__name__

@@ -15,8 +15,11 @@ Settings (``gateway.platforms.email`` in config.yaml):
 
 Every sender is one conversation (SPEC G1: ``agent:main:email:dm:<address>``); email has no
 threads of its own the gateway routes by, so replies just keep the subject and the
-``In-Reply-To``/``References`` chain. A message is marked ``\\Seen`` only once it is stored: one
-left unseen (the gateway stopped, or crashed) is read again on the next start. Auto-replies
+``In-Reply-To``/``References`` chain. A message is marked ``\\Seen`` only once it is stored (at
+the next poll, or at stop): one left unseen (the gateway stopped, or crashed, or the store
+refused it) is read again — catch-up after a restart needs nothing more, and the gateway
+recognises a mail it already stored. Polling never waits for a mail to be stored, so one busy
+conversation does not hold up the others. Auto-replies
 (``Auto-Submitted``), mailing-list bulk mail and mail from the bot's own address are marked
 read and ignored, so two robots never answer each other forever.
 """
@@ -29,14 +32,13 @@ import email
 import email.policy
 import imaplib
 import logging
-import os
 import re
 import smtplib
 import ssl
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from email.message import EmailMessage
-from email.utils import make_msgid, parseaddr
+from email.utils import make_msgid, parseaddr, parsedate_to_datetime
 from typing import Any
 
 from hermes_hookspecs import (
@@ -47,6 +49,14 @@ from hermes_hookspecs import (
     PlatformEvent,
     UserFacingError,
     build_session_key,
+)
+from hermes_hookspecs.adapter_kit import (
+    AnswerTasks,
+    RecentIds,
+    SettingsReader,
+    answer_text,
+    one_line,
+    unless_too_old,
 )
 
 log = logging.getLogger("hermes.gateway.email")
@@ -122,8 +132,17 @@ def parse_mail(uid: str, data: bytes, own_address: str) -> IncomingMail:
                 attachments=attachments,
                 user_name=parseaddr(str(message.get("From", "")))[0] or None,
                 chat_name=subject or None,
+                sent_at=_sent_at(message),
             )
     return IncomingMail(uid, event, subject, str(message_id) if message_id else None, references)
+
+
+def _sent_at(message: EmailMessage) -> float | None:
+    """The mail's ``Date`` as seconds since the epoch, when it has a readable one."""
+    try:
+        return parsedate_to_datetime(str(message["Date"])).timestamp() if message["Date"] else None
+    except (TypeError, ValueError):
+        return None
 
 
 def reply_subject(subject: str) -> str:
@@ -150,40 +169,31 @@ class EmailAdapter:
         self._poller: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._stopping = False
-        self._replies: set[asyncio.Task[None]] = set()
+        self._replies = AnswerTasks()
+        self._recent = RecentIds()
+        self._to_mark: set[str] = set()
+        self._max_age: float | None = None
         self.address: str | None = None
 
     # ------------------------------------------------------------------ PlatformAdapter
 
     def connect(self, config: Mapping[str, Any]) -> None:
         """Take the settings (checked; the mailbox is opened in :meth:`start`)."""
-        settings = {**DEFAULTS, **dict(config)}
+        read = SettingsReader("email", config, DEFAULTS)
         for name in ("imap_host", "smtp_host", "username"):
-            if not isinstance(settings.get(name), str) or not settings[name]:
-                raise UserFacingError(f"gateway.platforms.email.{name} is not set")
-        password = settings.get("password")
-        if not password and settings.get("password_env"):
-            password = os.environ.get(str(settings["password_env"]))
-        if not isinstance(password, str) or not password:
-            raise UserFacingError(
-                "gateway.platforms.email.password is not set (or password_env names an empty "
-                "variable)"
-            )
+            read.text(name, required=True)
+        self._password = read.secret("password", "")
+        settings = read.values
         settings.setdefault("imap_port", 993 if settings["imap_ssl"] else 143)
         settings.setdefault("smtp_port", 465 if settings["smtp_ssl"] else 587)
         settings.setdefault("address", settings["username"])
         for name in ("imap_port", "smtp_port", "poll_seconds", "timeout_seconds"):
-            value = settings[name]
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise UserFacingError(f"gateway.platforms.email.{name} must be a positive number")
-        allowed = settings.get("allowed_senders")
-        if allowed is not None:
-            if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
-                raise UserFacingError(
-                    "gateway.platforms.email.allowed_senders must be a list of addresses"
-                )
-            self._allowed = frozenset(a.strip().lower() for a in allowed)
-        self._password = password
+            read.number(name, positive=True)
+        self._max_age = read.optional_seconds("catch_up_max_age")
+        if settings.get("allowed_senders") is not None:
+            self._allowed = read.names(
+                "allowed_senders", what="addresses", lower=True, single=False
+            )
         self._settings = settings
 
     def send(self, chat_id: str, text: str, thread_id: str | None = None) -> str | None:
@@ -223,8 +233,10 @@ class EmailAdapter:
         if poller is not None:
             with contextlib.suppress(asyncio.CancelledError):
                 await poller
-        if self._replies:
-            await asyncio.gather(*list(self._replies), return_exceptions=True)
+        await self._replies.wait()
+        if self._to_mark:  # what was stored since the last poll
+            with contextlib.suppress(UserFacingError, OSError, imaplib.IMAP4.error):
+                await asyncio.to_thread(self._mark_stored)
 
     # ------------------------------------------------------------------ IMAP
 
@@ -241,7 +253,7 @@ class EmailAdapter:
             )  # fmt: skip
         except (OSError, imaplib.IMAP4.error) as error:
             raise UserFacingError(
-                f"cannot reach the IMAP server {host}:{port}: {_reason(error)}"
+                f"cannot reach the IMAP server {host}:{port}: {one_line(error)}"
             ) from None
         try:
             client.login(str(settings["username"]), self._password)
@@ -250,7 +262,7 @@ class EmailAdapter:
                 client.logout()
             raise UserFacingError(
                 f"the IMAP server {host} refused the login of {settings['username']}: "
-                f"{_reason(error)}"
+                f"{one_line(error)}"
             ) from None
         status, _ = client.select(str(settings["mailbox"]))
         if status != "OK":
@@ -265,6 +277,7 @@ class EmailAdapter:
 
     def _fetch_unseen(self) -> tuple[imaplib.IMAP4, list[IncomingMail]]:
         client = self._imap()
+        self._mark_seen(client)
         status, found = client.uid("SEARCH", "UNSEEN")
         if status != "OK":
             client.logout()
@@ -272,16 +285,28 @@ class EmailAdapter:
         mails: list[IncomingMail] = []
         own = str(self._settings["address"])
         for uid in (found[0] or b"").split():
+            if uid.decode() in self._recent:
+                continue  # on its way to the store already
             status, parts = client.uid("FETCH", uid.decode(), "(BODY.PEEK[])")
             raw = next((p[1] for p in parts if isinstance(p, tuple)), None)
             if status == "OK" and isinstance(raw, bytes):
                 mails.append(parse_mail(uid.decode(), raw, own))
         return client, mails
 
-    @staticmethod
-    def _mark_seen(client: imaplib.IMAP4, uids: Sequence[str]) -> None:
+    def _mark_seen(self, client: imaplib.IMAP4) -> None:
+        """Mark ``\\Seen`` every mail stored (or ignored) since the last time."""
+        uids: Sequence[str] = sorted(self._to_mark)
         if uids:
             client.uid("STORE", ",".join(uids), "+FLAGS", "(\\Seen)")
+            self._to_mark.difference_update(uids)
+
+    def _mark_stored(self) -> None:
+        client = self._imap()
+        try:
+            self._mark_seen(client)
+        finally:
+            with contextlib.suppress(Exception):
+                client.logout()
 
     async def _poll(self, deliver: Deliver) -> None:
         pause = float(self._settings["poll_seconds"])
@@ -292,41 +317,35 @@ class EmailAdapter:
                 log.warning("email: %s; trying again in %.0fs", error, pause)
             except (OSError, imaplib.IMAP4.error) as error:
                 log.warning("email: reading mail failed (%s); trying again in %.0fs",
-                            _reason(error), pause)  # fmt: skip
+                            one_line(error), pause)  # fmt: skip
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), pause)
 
     async def _poll_once(self, deliver: Deliver) -> None:
         client, mails = await asyncio.to_thread(self._fetch_unseen)
-        try:
-            done: list[str] = []
-            pending: list[tuple[IncomingMail, Delivery | None]] = []
-            for mail in mails:
-                event = mail.event
-                if (
-                    event is not None
-                    and self._allowed is not None
-                    and (event.chat_id not in self._allowed)
-                ):
-                    log.warning("email: ignored mail from %s (not in allowed_senders)",
-                                event.chat_id)  # fmt: skip
-                    event = None
-                pending.append((mail, deliver(event) if event is not None else None))
-            for mail, delivery in pending:
-                if delivery is not None:
-                    try:
-                        await delivery.stored()
-                    except DeliveryRefused as error:
-                        log.warning("email: mail %s left unread (%s)", mail.uid, error)
-                        break
-                    task = asyncio.create_task(self._answer(mail, delivery))
-                    self._replies.add(task)
-                    task.add_done_callback(self._replies.discard)
-                done.append(mail.uid)
-            await asyncio.to_thread(self._mark_seen, client, done)
-        finally:
-            with contextlib.suppress(Exception):
-                await asyncio.to_thread(client.logout)
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(client.logout)
+        for mail in mails:
+            if not self._recent.begin(mail.uid):
+                continue
+            event = mail.event
+            if (
+                event is not None
+                and self._allowed is not None
+                and event.chat_id not in self._allowed
+            ):
+                log.warning("email: ignored mail from %s (not in allowed_senders)", event.chat_id)
+                event = None
+            if event is None:
+                self._stored(mail.uid)
+                continue
+            # Not awaited here: a mail waiting behind its conversation's turn never holds up
+            # the others; it is marked \\Seen once stored.
+            self._replies.spawn(self._answer(mail, deliver(unless_too_old(event, self._max_age))))
+
+    def _stored(self, uid: str) -> None:
+        self._recent.taken(uid)
+        self._to_mark.add(uid)
 
     # ------------------------------------------------------------------ SMTP
 
@@ -358,7 +377,7 @@ class EmailAdapter:
         except (OSError, smtplib.SMTPException) as error:
             _close(server)
             raise UserFacingError(
-                f"cannot use the SMTP server {host}:{port}: {_reason(error)}"
+                f"cannot use the SMTP server {host}:{port}: {one_line(error)}"
             ) from None
         return server
 
@@ -390,13 +409,17 @@ class EmailAdapter:
         event = mail.event
         assert event is not None
         try:
-            reply = await delivery.reply()
+            await delivery.stored()
+        except DeliveryRefused as error:
+            self._recent.dropped(mail.uid)
+            log.warning("email: mail %s left unread (%s)", mail.uid, error)
+            return
+        self._stored(mail.uid)
+        try:
+            text = answer_text(await delivery.reply(), failure="The agent could not answer: ")
         except DeliveryRefused as error:
             log.error("email: no answer for %s: %s", event.chat_id, error)
             return
-        text = reply.text if reply.text.strip() else ""
-        if not text and reply.error:
-            text = f"The agent could not answer: {reply.error}"
         if not text:
             return
         try:
@@ -410,7 +433,3 @@ def _close(server: smtplib.SMTP | None) -> None:
     if server is not None:
         with contextlib.suppress(Exception):
             server.close()
-
-
-def _reason(error: BaseException) -> str:
-    return " ".join(str(error).split()) or type(error).__name__

@@ -5,9 +5,16 @@ new text message into a :class:`~hermes_hookspecs.PlatformEvent` and answers in 
   any other room is a group, keyed per user (``…:group:<room>:<user>``) unless
   ``group_sessions_per_user`` is off. A message in an ``m.thread`` is keyed by the thread's
   root event (``…:group:<room>:<root>``) and answered inside that thread.
-- The bot's own messages, messages from before it started, non-text events and rooms or users
-  outside ``allowed_rooms``/``allowed_users`` are ignored. Invites (from allowed users, to
-  allowed rooms) are accepted when ``auto_join`` is on (the default).
+- The bot's own messages, non-text events and rooms or users outside
+  ``allowed_rooms``/``allowed_users`` are ignored. Invites (from allowed users, to allowed
+  rooms) are accepted when ``auto_join`` is on (the default: true).
+- Catch-up after a restart: the sync ``next_batch`` token is kept per homeserver, user and
+  device in the gateway's folder for this platform (``$HERMES_HOME/gateway/platforms/matrix``),
+  saved only once every message of that sync is stored; the next start syncs from it, so what
+  was sent while the gateway was down is answered once. A room whose timeline came back
+  ``limited`` (more than 100 new events) is paged back from its ``prev_batch`` to the saved
+  token. On the very first start (no token yet), and in a room the bot has just joined, what
+  was written before is history and is not answered.
 - An answer is streamed: its message is sent with the first text, edited (``m.replace``) at
   most every ``stream_edit_seconds`` while the model writes, then a last time with the whole
   answer (``stream_edit_seconds: 0`` sends the whole answer once).
@@ -22,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -35,62 +41,33 @@ from hermes_hookspecs import (
     UserFacingError,
     build_session_key,
 )
+from hermes_hookspecs.adapter_kit import (
+    AnswerTasks,
+    Backoff,
+    CursorFile,
+    LoopBridge,
+    RecentIds,
+    answer_text,
+    is_stopping,
+    one_line,
+    unless_too_old,
+)
 
+from .content import edit_content, is_edit, reply_content, since_own_join, thread_root
 from .settings import MatrixSettings, parse_settings
 
+__all__ = ["MatrixAdapter", "edit_content", "is_edit", "reply_content", "thread_root"]
+
 if TYPE_CHECKING:
-    from nio import AsyncClient, InviteMemberEvent, MatrixRoom, RoomMessageText
+    from nio import AsyncClient, InviteMemberEvent, MatrixRoom, RoomMessageText, SyncResponse
 
 log = logging.getLogger("hermes.gateway.matrix")
 
 SYNC_FILTER: dict[str, Any] = {"room": {"timeline": {"limit": 100}}}
 """Up to 100 new events per room per sync (the server's default is 10: a busy room would skip)."""
 
-REMEMBERED_EVENTS = 4096
-"""How many handled event ids are kept to never answer an event twice."""
-
-
-def _one_line(error: object) -> str:
-    return " ".join(str(error).split()) or type(error).__name__
-
-
-def thread_root(content: Mapping[str, Any]) -> str | None:
-    """The root event id of the thread a message's content belongs to, if any."""
-    relation = content.get("m.relates_to")
-    if isinstance(relation, Mapping) and relation.get("rel_type") == "m.thread":
-        root = relation.get("event_id")
-        return root if isinstance(root, str) and root else None
-    return None
-
-
-def is_edit(content: Mapping[str, Any]) -> bool:
-    """True for an ``m.replace`` edit of an earlier message."""
-    relation = content.get("m.relates_to")
-    return isinstance(relation, Mapping) and relation.get("rel_type") == "m.replace"
-
-
-def reply_content(text: str, *, reply_to: str | None, thread: str | None) -> dict[str, Any]:
-    """An ``m.text`` message answering ``reply_to``, inside ``thread`` when given."""
-    content: dict[str, Any] = {"msgtype": "m.text", "body": text}
-    if thread is not None:
-        relation: dict[str, Any] = {"rel_type": "m.thread", "event_id": thread}
-        if reply_to is not None:
-            relation["is_falling_back"] = True
-            relation["m.in_reply_to"] = {"event_id": reply_to}
-        content["m.relates_to"] = relation
-    elif reply_to is not None:
-        content["m.relates_to"] = {"m.in_reply_to": {"event_id": reply_to}}
-    return content
-
-
-def edit_content(original: str, text: str) -> dict[str, Any]:
-    """An ``m.replace`` edit setting message ``original``'s text to ``text``."""
-    return {
-        "msgtype": "m.text",
-        "body": f"* {text}",
-        "m.new_content": {"msgtype": "m.text", "body": text},
-        "m.relates_to": {"rel_type": "m.replace", "event_id": original},
-    }
+PAGES_BACK = 10
+"""How many pages of 100 events a ``limited`` room is read back at most after a restart."""
 
 
 class MatrixAdapter:
@@ -108,11 +85,13 @@ class MatrixAdapter:
         self._settings: MatrixSettings | None = None
         self._client: AsyncClient | None = None
         self._deliver: Deliver | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._bridge = LoopBridge("matrix")
         self._sync_task: asyncio.Task[None] | None = None
-        self._answers: set[asyncio.Task[None]] = set()
-        self._handled: OrderedDict[str, None] = OrderedDict()
-        self._started_ms = 0
+        self._answers = AnswerTasks()
+        self._handled = RecentIds()
+        self._cursors: CursorFile | None = None
+        self._cursor_key = ""
+        self._saving: asyncio.Task[None] | None = None
         self._stopping = False
         self.address: str | None = None
 
@@ -143,30 +122,26 @@ class MatrixAdapter:
                                                                   thread=None)))  # fmt: skip
 
     def _blocking(self, call: Any) -> str | None:
-        loop = self._loop
-        if loop is None or self._client is None:
+        if self._client is None:
             call.close()
             raise UserFacingError("the matrix platform is not running")
         try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
+            result: str | None = self._bridge.call(lambda: call)
+        except BaseException:
             call.close()
-            raise UserFacingError("matrix send() blocks: call it outside the gateway's loop")
-        result: str | None = asyncio.run_coroutine_threadsafe(call, loop).result(60)
+            raise
         return result
 
     # ------------------------------------------------------------------ ReceivingAdapter
 
     async def start(self, config: Mapping[str, Any], deliver: Deliver) -> None:
-        """Log in, sync once (what came before is not answered), then sync in the background."""
+        """Log in, sync from the saved token (catch-up; on a first start: once, without
+        answering the history), then sync in the background."""
         from nio import (
             AsyncClient,
             AsyncClientConfig,
             InviteMemberEvent,
             LoginResponse,
-            RoomMessageText,
             SyncResponse,
             WhoamiResponse,
         )
@@ -193,7 +168,7 @@ class MatrixAdapter:
                 if not isinstance(who, WhoamiResponse):
                     raise UserFacingError(
                         f"matrix: {where} refused the access token of {settings.user_id} "
-                        f"({_one_line(getattr(who, 'message', who))})"
+                        f"({one_line(getattr(who, 'message', who))})"
                     )
                 if who.user_id != settings.user_id:
                     raise UserFacingError(
@@ -206,29 +181,38 @@ class MatrixAdapter:
                 if not isinstance(login, LoginResponse):
                     raise UserFacingError(
                         f"matrix: cannot log in to {where} as {settings.user_id} "
-                        f"({_one_line(getattr(login, 'message', login))})"
+                        f"({one_line(getattr(login, 'message', login))})"
                     )
-            self._started_ms = int(time.time() * 1000)
-            first = await client.sync(timeout=0, full_state=True)
+            self._cursors = CursorFile.of(config)
+            self._cursor_key = f"{settings.homeserver}|{settings.user_id}|{settings.device_id}"
+            saved = self._cursors.get(self._cursor_key) if self._cursors else None
+            first = await client.sync(
+                timeout=0, full_state=True, since=saved, sync_filter=SYNC_FILTER
+            )
             if not isinstance(first, SyncResponse):
                 raise UserFacingError(
                     f"matrix: the first sync with {where} failed "
-                    f"({_one_line(getattr(first, 'message', first))})"
+                    f"({one_line(getattr(first, 'message', first))})"
                 )
         except UserFacingError:
             await client.close()
             raise
         except Exception as error:
             await client.close()
-            raise UserFacingError(f"matrix: cannot reach {where} ({_one_line(error)})") from None
+            raise UserFacingError(f"matrix: cannot reach {where} ({one_line(error)})") from None
         self._client = client
         self._deliver = deliver
-        self._loop = asyncio.get_running_loop()
+        self._bridge.bind()
         self._stopping = False
-        # Invites already waiting are accepted; messages of the first sync are history.
+        self._saving = None
+        # Invites already waiting are accepted; without a saved token the first sync's
+        # messages are history, with one they are what came while the gateway was down.
         for room_id in list(first.rooms.invite):
             await self._maybe_join(room_id, client.invited_rooms.get(room_id), None)
-        client.add_event_callback(self._on_message, RoomMessageText)
+        if saved is None:
+            self._save_after([], first.next_batch)
+        else:
+            await self._take(first, saved)
         client.add_event_callback(self._on_invite, InviteMemberEvent)
         self._sync_task = asyncio.ensure_future(self._sync_forever())
         self.address = f"{settings.user_id} on {settings.homeserver}"
@@ -241,12 +225,13 @@ class MatrixAdapter:
             self._sync_task.cancel()
             await asyncio.gather(self._sync_task, return_exceptions=True)
             self._sync_task = None
-        if self._answers:
-            await asyncio.gather(*list(self._answers), return_exceptions=True)
+        await self._answers.wait()
+        if self._saving is not None:
+            await asyncio.gather(self._saving, return_exceptions=True)
         if self._client is not None:
             await self._client.close()
             self._client = None
-        self._loop = None
+        self._bridge.unbind()
 
     # ------------------------------------------------------------------ receiving
 
@@ -257,7 +242,9 @@ class MatrixAdapter:
         settings = self._settings
         assert client is not None and settings is not None
         failures = 0
+        pause = Backoff(first=1.0)
         while not self._stopping:
+            since = client.next_batch
             try:
                 answer = await client.sync(
                     timeout=settings.sync_timeout_ms, sync_filter=SYNC_FILTER
@@ -266,28 +253,90 @@ class MatrixAdapter:
                 raise
             except Exception as error:
                 answer = None
-                problem = _one_line(error)
+                problem = one_line(error)
             else:
-                problem = _one_line(getattr(answer, "message", answer))
+                problem = one_line(getattr(answer, "message", answer))
             if isinstance(answer, SyncResponse):
                 if failures:
                     log.info("matrix: syncing with %s again", settings.homeserver)
                 failures = 0
+                pause.reset()
+                await self._take(answer, since)
                 continue
             failures += 1
             if failures == 1:
                 log.error("matrix: sync with %s failed (%s); retrying", settings.homeserver,
                           problem)  # fmt: skip
-            await asyncio.sleep(min(30.0, 0.5 * 2**failures))
+            await pause.wait()
 
-    def _remember(self, event_id: str) -> bool:
-        """False when the event was handled already."""
-        if event_id in self._handled:
-            return False
-        self._handled[event_id] = None
-        while len(self._handled) > REMEMBERED_EVENTS:
-            self._handled.popitem(last=False)
-        return True
+    async def _take(self, answer: SyncResponse, since: str | None) -> None:
+        """Deliver the new room messages of one sync, oldest first (a ``limited`` room read
+        back to ``since`` first); its token is saved once they are all stored."""
+        from nio import RoomMessageText
+
+        client = self._client
+        assert client is not None
+        deliveries: list[tuple[str, Delivery]] = []
+        for room_id, info in answer.rooms.join.items():
+            room = client.rooms.get(room_id)
+            if room is None:
+                continue
+            events = list(info.timeline.events)
+            if info.timeline.limited and info.timeline.prev_batch and since:
+                events = await self._page_back(room_id, info.timeline.prev_batch, since) + events
+            for event in since_own_join(events, client.user_id):
+                if isinstance(event, RoomMessageText):
+                    delivery = self._on_message(room, event)
+                    if delivery is not None:
+                        deliveries.append((event.event_id, delivery))
+        self._save_after(deliveries, answer.next_batch, since)
+
+    async def _page_back(self, room_id: str, prev_batch: str, since: str) -> list[Any]:
+        """The events of a room between ``since`` and ``prev_batch``, oldest first."""
+        from nio import RoomMessagesResponse
+
+        client = self._client
+        assert client is not None
+        older: list[Any] = []
+        token = prev_batch
+        for _ in range(PAGES_BACK):
+            page = await client.room_messages(room_id, start=token, end=since, limit=100)
+            if not isinstance(page, RoomMessagesResponse) or not page.chunk:
+                break
+            older.extend(page.chunk)
+            if not page.end or page.end == token:
+                break
+            token = page.end
+        return older[::-1]
+
+    def _save_after(
+        self, deliveries: list[tuple[str, Delivery]], token: str, since: str | None = None
+    ) -> None:
+        """Save ``token`` once every delivery is stored and the syncs before it are saved;
+        when one was not stored, sync again from ``since`` instead (it is delivered again)."""
+        previous = self._saving
+
+        async def save() -> None:
+            if previous is not None:
+                await asyncio.gather(previous, return_exceptions=True)
+            complete = True
+            for event_id, delivery in deliveries:
+                try:
+                    await delivery.stored()
+                except DeliveryRefused as error:
+                    self._handled.dropped(event_id)
+                    complete = False
+                    if not is_stopping(error) and self._client is not None and since:
+                        self._client.next_batch = since
+                else:
+                    self._handled.taken(event_id)
+            if complete and self._cursors is not None:
+                try:
+                    self._cursors.save(self._cursor_key, token)
+                except OSError as error:
+                    log.error("matrix: the sync position was not saved: %s", one_line(error))
+
+        self._saving = asyncio.ensure_future(save())
 
     async def _on_invite(self, room: MatrixRoom, event: InviteMemberEvent) -> None:
         settings = self._settings
@@ -315,7 +364,7 @@ class MatrixAdapter:
         joined = await client.join(room_id)
         if not isinstance(joined, JoinResponse):
             log.error("matrix: cannot join %s (%s)", room_id,
-                      _one_line(getattr(joined, "message", joined)))  # fmt: skip
+                      one_line(getattr(joined, "message", joined)))  # fmt: skip
 
     def event_for(self, room: MatrixRoom, event: RoomMessageText) -> PlatformEvent | None:
         """The gateway event of a room message, or None when it is not for the bot."""
@@ -323,7 +372,7 @@ class MatrixAdapter:
         if settings is None or event.sender == settings.user_id:
             return None
         content = event.source.get("content", {})
-        if is_edit(content) or event.server_timestamp < self._started_ms:
+        if is_edit(content):
             return None
         if settings.allowed_rooms and room.room_id not in settings.allowed_rooms:
             return None
@@ -348,37 +397,33 @@ class MatrixAdapter:
             message_id=event.event_id,
             user_name=room.user_name(event.sender),
             chat_name=room.display_name,
+            sent_at=event.server_timestamp / 1000,
         )
 
-    async def _on_message(self, room: MatrixRoom, event: RoomMessageText) -> None:
-        if self._stopping or self._deliver is None or not self._remember(event.event_id):
-            return
+    def _on_message(self, room: MatrixRoom, event: RoomMessageText) -> Delivery | None:
+        if self._stopping or self._deliver is None:
+            return None
         incoming = self.event_for(room, event)
-        if incoming is None:
-            return
+        if incoming is None or not self._handled.begin(event.event_id):
+            return None
         # Delivered in arrival order (the gateway keeps each chat's order); answered aside, so
         # one slow answer never holds up the sync of the other rooms.
-        delivery = self._deliver(incoming)
-        task = asyncio.ensure_future(self._answer(incoming, delivery))
-        self._answers.add(task)
-        task.add_done_callback(self._answers.discard)
+        max_age = self._settings.catch_up_max_age if self._settings else None
+        delivery = self._deliver(unless_too_old(incoming, max_age))
+        self._answers.spawn(self._answer(incoming, delivery))
+        return delivery
 
     # ------------------------------------------------------------------ answering
 
     async def _answer(self, incoming: PlatformEvent, delivery: Delivery) -> None:
-        room_id, thread = incoming.chat_id, incoming.thread_id
+        room_id = incoming.chat_id
         try:
             await delivery.stored()
         except DeliveryRefused as error:
-            log.warning("matrix: a message in %s was not taken: %s", room_id, error)
-            await self._send_quietly(
-                room_id,
-                reply_content(
-                    "The gateway is stopping; send that again in a moment.",
-                    reply_to=incoming.message_id,
-                    thread=thread,
-                ),
-            )
+            # Its sync's token is not saved: it is read again (next sync, or next start).
+            when = "after the next start" if is_stopping(error) else "again"
+            log.warning("matrix: a message in %s was not taken (%s); it will be read %s",
+                        room_id, error, when)  # fmt: skip
             return
         try:
             client = self._client
@@ -386,7 +431,7 @@ class MatrixAdapter:
                 await client.room_read_markers(room_id, incoming.message_id, incoming.message_id)
             await self._stream_answer(incoming, delivery)
         except Exception as error:
-            log.error("matrix: answering in %s failed: %s", room_id, _one_line(error))
+            log.error("matrix: answering in %s failed: %s", room_id, one_line(error))
 
     async def _stream_answer(self, incoming: PlatformEvent, delivery: Delivery) -> None:
         settings = self._settings
@@ -415,9 +460,10 @@ class MatrixAdapter:
         except DeliveryRefused as error:
             final = f"(no answer: {error})"
         else:
-            final = reply.text
-            if reply.error:
-                final = f"{final}\n\n(the model could not answer: {reply.error})".strip()
+            final = answer_text(reply, failure="(the model could not answer: ")
+            if reply.error and not reply.duplicate:
+                final = reply.text.strip() + "\n\n" if reply.text.strip() else ""
+                final += f"(the model could not answer: {reply.error})"
         if not final:
             return
         if sent_id is None:
@@ -436,7 +482,7 @@ class MatrixAdapter:
         sent = await client.room_send(room_id, "m.room.message", content)
         if not isinstance(sent, RoomSendResponse):
             raise UserFacingError(
-                f"matrix: cannot send to {room_id} ({_one_line(getattr(sent, 'message', sent))})"
+                f"matrix: cannot send to {room_id} ({one_line(getattr(sent, 'message', sent))})"
             )
         return str(sent.event_id)
 
@@ -444,4 +490,4 @@ class MatrixAdapter:
         try:
             await self._send(room_id, content)
         except Exception as error:
-            log.error("matrix: %s", _one_line(error))
+            log.error("matrix: %s", one_line(error))

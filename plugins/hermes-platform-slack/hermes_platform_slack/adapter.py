@@ -22,10 +22,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import re
 import urllib.parse
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +37,19 @@ from hermes_hookspecs import (
     UserFacingError,
     build_session_key,
 )
+from hermes_hookspecs.adapter_kit import (
+    AnswerTasks,
+    CursorFile,
+    HttpServer,
+    RecentIds,
+    SettingsReader,
+    StoredPrefix,
+    answer_text,
+    one_line,
+    split_text,
+    start_http_server,
+    unless_too_old,
+)
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -50,12 +61,12 @@ log = logging.getLogger("hermes.gateway.slack")
 MESSAGE_CHARS = 4000
 """Slack truncates past 40,000 characters and advises 4,000; longer answers are split."""
 MAX_BODY_BYTES = 1 << 20
-REMEMBERED_EVENTS = 2048
 DEFAULTS: Mapping[str, Any] = {
     "host": "127.0.0.1",
     "port": 8646,
     "path": "/slack/events",
     "base_url": "https://slack.com/api/",
+    "ack_wait_seconds": 2.5,
 }
 CHAT_TYPES: Mapping[str, ChatType] = {
     "im": "dm",
@@ -65,20 +76,6 @@ CHAT_TYPES: Mapping[str, ChatType] = {
 }
 TAKEN_SUBTYPES = frozenset({"file_share", "thread_broadcast"})
 MENTION = re.compile(r"^\s*<@(?P<user>[A-Z0-9]+)(?:\|[^>]*)?>[\s:,]*")
-
-
-def split_text(text: str, limit: int = MESSAGE_CHARS) -> list[str]:
-    """``text`` in pieces of at most ``limit`` characters, cut at a line break when near."""
-    pieces: list[str] = []
-    rest = text
-    while len(rest) > limit:
-        cut = rest.rfind("\n", limit // 2, limit)
-        cut = limit if cut <= 0 else cut + 1
-        pieces.append(rest[:cut])
-        rest = rest[cut:]
-    if rest.strip():
-        pieces.append(rest)
-    return pieces
 
 
 def event_from_message(event: Mapping[str, Any], bot_user: str | None) -> PlatformEvent | None:
@@ -120,7 +117,15 @@ def event_from_message(event: Mapping[str, Any], bot_user: str | None) -> Platfo
         thread_id=thread_id,
         message_id=ts or None,
         attachments=attachments,
+        sent_at=_seconds(ts),
     )
+
+
+def _seconds(ts: str) -> float | None:
+    try:
+        return float(ts)
+    except ValueError:
+        return None
 
 
 def event_from_command(fields: Mapping[str, str]) -> PlatformEvent | None:
@@ -139,18 +144,6 @@ def event_from_command(fields: Mapping[str, str]) -> PlatformEvent | None:
     )
 
 
-def _setting(settings: Mapping[str, Any], name: str, what: str) -> str:
-    value = settings.get(name)
-    if not value and settings.get(f"{name}_env"):
-        value = os.environ.get(str(settings[f"{name}_env"]))
-    if not isinstance(value, str) or not value:
-        raise UserFacingError(
-            f"gateway.platforms.slack.{name} is not set (or {name}_env names an empty "
-            f"variable): {what}"
-        )
-    return value
-
-
 class SlackAdapter:
     """A Slack app: the Events API served over aiohttp, answers through slack_sdk."""
 
@@ -167,10 +160,14 @@ class SlackAdapter:
         self._token = ""
         self._verifier: SignatureVerifier | None = None
         self._client: AsyncWebClient | None = None
-        self._runner: web.AppRunner | None = None
+        self._server: HttpServer | None = None
         self._bot_user: str | None = None
-        self._seen: OrderedDict[str, None] = OrderedDict()
-        self._replies: set[asyncio.Task[None]] = set()
+        self._seen = RecentIds(2048)
+        self._on_the_way: dict[str, Delivery] = {}
+        self._cursors: CursorFile | None = None
+        self._order: dict[str, StoredPrefix[str]] = {}
+        self._max_age: float | None = None
+        self._replies = AnswerTasks()
         self.address: str | None = None
 
     # ------------------------------------------------------------------ PlatformAdapter
@@ -179,17 +176,15 @@ class SlackAdapter:
         """Take the settings (checked; the server starts in :meth:`start`)."""
         from slack_sdk.signature import SignatureVerifier
 
-        settings = {**DEFAULTS, **dict(config)}
-        token = _setting(settings, "bot_token", "the app's xoxb- bot token")
-        secret = _setting(settings, "signing_secret", "requests from Slack are checked with it")
-        port = settings["port"]
-        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port < 65536:
-            raise UserFacingError("gateway.platforms.slack.port must be a port number")
-        if not isinstance(settings["base_url"], str) or not settings["base_url"]:
-            raise UserFacingError("gateway.platforms.slack.base_url must be a URL")
-        self._token = token
+        read = SettingsReader("slack", config, DEFAULTS)
+        self._token = read.secret("bot_token", "the app's xoxb- bot token")
+        secret = read.secret("signing_secret", "requests from Slack are checked with it")
+        read.port()
+        read.url("base_url")
+        read.number("ack_wait_seconds", positive=True)
+        self._max_age = read.optional_seconds("catch_up_max_age")
         self._verifier = SignatureVerifier(secret)
-        self._settings = settings
+        self._settings = read.values
 
     def send(self, chat_id: str, text: str, thread_id: str | None = None) -> str | None:
         """Post ``text`` to a conversation (in the thread ``thread_id``); the last ``ts``."""
@@ -197,7 +192,7 @@ class SlackAdapter:
 
         client = WebClient(token=self._token, base_url=str(self._settings["base_url"]))
         last: str | None = None
-        for piece in split_text(text):
+        for piece in split_text(text, MESSAGE_CHARS):
             answer = client.chat_postMessage(channel=chat_id, text=piece, thread_ts=thread_id)
             last = str(answer["ts"])
         return last
@@ -240,35 +235,26 @@ class SlackAdapter:
             ) from None
         except Exception as error:
             raise UserFacingError(
-                f"cannot reach the Slack Web API at {settings['base_url']}: {_reason(error)}"
+                f"cannot reach the Slack Web API at {settings['base_url']}: {one_line(error)}"
             ) from None
         self._bot_user = str(identity.get("user_id") or "") or None
         self._client = client
         app = web.Application(client_max_size=MAX_BODY_BYTES)
         app["deliver"] = deliver
         app.router.add_post(str(settings["path"]), self._receive)
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await runner.setup()
-        site = web.TCPSite(runner, str(settings["host"]), int(settings["port"]))
-        try:
-            await site.start()
-        except OSError as error:
-            await runner.cleanup()
-            raise UserFacingError(
-                f"cannot listen on {settings['host']}:{settings['port']} ({error.strerror or error})"
-            ) from None
-        self._runner = runner
-        host, port = runner.addresses[0][:2]
-        self.address = f"http://{host}:{port}{settings['path']}"
+        server = await start_http_server(app, str(settings["host"]), int(settings["port"]))
+        self._server = server
+        self.address = f"http://{server.host}:{server.port}{settings['path']}"
+        self._cursors = CursorFile.of(config)
+        self._replies.spawn(self._catch_up(client, deliver))
         log.info("slack events endpoint at %s (bot user %s)", self.address, self._bot_user)
 
     async def stop(self) -> None:
         """Stop serving, then post the answers still going out."""
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-        if self._replies:
-            await asyncio.gather(*list(self._replies), return_exceptions=True)
+        if self._server is not None:
+            await self._server.stop()
+            self._server = None
+        await self._replies.wait()
         self._client = None
 
     # ------------------------------------------------------------------ one request
@@ -307,49 +293,117 @@ class SlackAdapter:
         # A mention arrives as a ``message`` and an ``app_mention``, and Slack retries what it
         # thinks was not acknowledged: one message is taken once.
         identity = f"{event.chat_id}:{event.message_id}"
-        if identity in self._seen:
+        on_the_way = self._on_the_way.get(identity)
+        if on_the_way is not None:  # Slack's retry of one still being stored: wait for it
+            return await self._acknowledge(request, identity, on_the_way)
+        if not self._seen.begin(identity):
             return web.Response(status=200)
         return await self._take(request, event, identity)
+
+    async def _catch_up(self, client: AsyncWebClient, deliver: Deliver) -> None:
+        """Deliver, oldest first, what each known conversation got after its last stored ts."""
+        cursors = self._cursors
+        if cursors is None:
+            return
+        for key in cursors.keys(prefix="conversation:"):
+            channel = key.removeprefix("conversation:")
+            try:
+                found: list[dict[str, Any]] = []
+                cursor: str | None = None
+                while True:
+                    page = await client.conversations_history(
+                        channel=channel, oldest=cursors.get(key), limit=200, cursor=cursor
+                    )
+                    found.extend(m for m in page.get("messages") or [] if isinstance(m, dict))
+                    cursor = (page.get("response_metadata") or {}).get("next_cursor")
+                    if not page.get("has_more") or not cursor:
+                        break
+            except Exception as error:
+                log.warning("slack: no catch-up in %s: %s", channel, one_line(error))
+                continue
+            for message in sorted(found, key=lambda m: float(m.get("ts", 0))):
+                event = event_from_message({**message, "channel": channel}, self._bot_user)
+                identity = f"{channel}:{event.message_id}" if event is not None else ""
+                if event is not None and self._seen.begin(identity):
+                    self._start(deliver, event, identity)
 
     async def _take(
         self, request: web.Request, event: PlatformEvent, identity: str | None
     ) -> web.StreamResponse:
+        deliver: Deliver = request.app["deliver"]
+        delivery = self._start(deliver, event, identity)
+        return await self._acknowledge(request, identity or f"command:{id(delivery)}", delivery)
+
+    def _start(self, deliver: Deliver, event: PlatformEvent, identity: str | None) -> Delivery:
+        """Deliver ``event`` and answer it aside; it is on its way until stored."""
+        delivery = deliver(unless_too_old(event, self._max_age))
+        if event.message_id is not None:
+            self._order.setdefault(event.chat_id, StoredPrefix()).add(event.message_id)
+        self._replies.spawn(self._answer(event, delivery))
+        self._on_the_way[identity or f"command:{id(delivery)}"] = delivery
+        return delivery
+
+    async def _acknowledge(
+        self, request: web.Request, identity: str, delivery: Delivery
+    ) -> web.StreamResponse:
+        """200 once the event is stored, within Slack's three seconds: 503 while it is still
+        on its way (Slack retries), or when the gateway refused it."""
         from aiohttp import web
 
-        deliver: Deliver = request.app["deliver"]
-        delivery = deliver(event)
+        wait = float(self._settings["ack_wait_seconds"])
         try:
-            await delivery.stored()
+            await asyncio.wait_for(delivery.stored(), wait)
+        except TimeoutError:
+            return self._refuse(request, 503, f"not stored within {wait:g}s; Slack will retry")
         except DeliveryRefused as error:
+            self._forget(identity, taken=False)
             return self._refuse(request, 503, str(error))
-        if identity is not None:
-            self._seen[identity] = None
-            while len(self._seen) > REMEMBERED_EVENTS:
-                self._seen.popitem(last=False)
-        task = asyncio.create_task(self._answer(event, delivery))
-        self._replies.add(task)
-        task.add_done_callback(self._replies.discard)
+        self._forget(identity, taken=True)
         return web.Response(status=200)
 
-    async def _answer(self, event: PlatformEvent, delivery: Delivery) -> None:
+    def _remember_stored(self, channel: str, ts: str) -> None:
+        """Move the conversation's catch-up point past ``ts`` once all before it are stored."""
+        order = self._order.get(channel)
+        if order is None or not order.done(ts) or order.confirmable is None or not self._cursors:
+            return
         try:
-            reply = await delivery.reply()
+            self._cursors.save(f"conversation:{channel}", order.confirmable)
+        except OSError as error:
+            log.error("slack: the catch-up position was not saved: %s", one_line(error))
+
+    def _forget(self, identity: str, *, taken: bool) -> None:
+        self._on_the_way.pop(identity, None)
+        if taken:
+            self._seen.taken(identity)
+        else:
+            self._seen.dropped(identity)
+
+    async def _answer(self, event: PlatformEvent, delivery: Delivery) -> None:
+        identity = f"{event.chat_id}:{event.message_id}" if event.message_id else None
+        try:
+            await delivery.stored()
+        except DeliveryRefused:
+            if identity is not None:
+                self._forget(identity, taken=False)
+            return  # the request was answered 503: Slack sends it again
+        if identity is not None:
+            self._forget(identity, taken=True)
+            self._remember_stored(event.chat_id, str(event.message_id))
+        try:
+            text = answer_text(await delivery.reply())
         except DeliveryRefused as error:
             log.error("slack: no answer for %s: %s", event.chat_id, error)
             return
-        text = reply.text if reply.text.strip() else ""
-        if not text and reply.error:
-            text = f"⚠ The agent could not answer: {reply.error}"
         client = self._client
         if not text or client is None:
             return
         try:
-            for piece in split_text(text):
+            for piece in split_text(text, MESSAGE_CHARS):
                 await client.chat_postMessage(
                     channel=event.chat_id, text=piece, thread_ts=event.thread_id
                 )
         except Exception as error:
-            log.error("slack: posting to %s failed: %s", event.chat_id, _reason(error))
+            log.error("slack: posting to %s failed: %s", event.chat_id, one_line(error))
 
     def _refuse(self, request: web.Request, status: int, reason: str) -> web.StreamResponse:
         from aiohttp import web
@@ -358,7 +412,3 @@ class SlackAdapter:
             "slack refused a request from %s (HTTP %d): %s", request.remote or "?", status, reason
         )
         return web.json_response({"error": reason}, status=status)
-
-
-def _reason(error: BaseException) -> str:
-    return " ".join(str(error).split()) or type(error).__name__

@@ -7,11 +7,20 @@ Settings (``gateway.platforms.telegram`` in config.yaml):
 - ``base_url`` / ``base_file_url`` — a self-hosted Bot API server (python-telegram-bot's
   options of the same names; the token is appended). Default: Telegram's.
 - ``poll_timeout_seconds`` (30) — how long one ``getUpdates`` long poll waits.
+- ``catch_up_max_age`` (unset) — seconds; a message older than that when it arrives (after a
+  long outage) is stored but not answered.
 
 Chats map to the SPEC G1 keys: a private chat is a DM; in a group or supergroup each user has
 their own session; a message in a forum topic (``is_topic_message``) is a thread, one session
-shared by the topic. An update is confirmed to Telegram (the next ``getUpdates`` offset) only
-once the gateway has stored it, so after a crash Telegram sends again what was not stored.
+shared by the topic.
+
+Telegram holds the update offset: an update is confirmed (the next ``getUpdates`` offset) only
+once it and every update before it are stored, so what was sent while the gateway was down, or
+not stored before a crash, comes again on the next start and is answered once. Updates are
+delivered as they arrive — one busy chat never holds up the others. An update the store
+refuses is tried again after a pause, and skipped with one log line after three refusals;
+flood control (``retry_after``) is waited out as Telegram asks, for polls and for each piece
+of a long answer.
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -32,6 +41,22 @@ from hermes_hookspecs import (
     PlatformEvent,
     UserFacingError,
     build_session_key,
+)
+from hermes_hookspecs.adapter_kit import (
+    AnswerTasks,
+    Backoff,
+    LoopBridge,
+    RecentIds,
+    SettingsReader,
+    StoredPrefix,
+    answer_text,
+    as_seconds,
+    is_stopping,
+    one_line,
+    retry_transient,
+    sleep_unless,
+    split_text,
+    unless_too_old,
 )
 
 if TYPE_CHECKING:
@@ -53,20 +78,6 @@ CHAT_TYPES: Mapping[str, ChatType] = {
     "channel": "channel",
 }
 T = TypeVar("T")
-
-
-def split_text(text: str, limit: int = MAX_MESSAGE_CHARS) -> list[str]:
-    """``text`` in pieces Telegram accepts, cut at a line break where one is near."""
-    pieces: list[str] = []
-    rest = text
-    while len(rest) > limit:
-        cut = rest.rfind("\n", limit // 2, limit)
-        cut = limit if cut <= 0 else cut + 1
-        pieces.append(rest[:cut])
-        rest = rest[cut:]
-    if rest.strip():
-        pieces.append(rest)
-    return pieces
 
 
 def event_from_message(message: Message) -> PlatformEvent | None:
@@ -94,6 +105,7 @@ def event_from_message(message: Message) -> PlatformEvent | None:
         thread_id=thread_id,
         message_id=str(message.message_id),
         attachments=attachments,
+        sent_at=message.date.timestamp() if message.date is not None else None,
         user_name=user.full_name if user is not None else None,
         chat_name=chat.title or chat.full_name,
     )
@@ -129,37 +141,30 @@ class TelegramAdapter:
         self._settings: dict[str, Any] = dict(DEFAULTS)
         self._token = ""
         self._bot: Bot | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._bridge = LoopBridge("telegram")
         self._poller: asyncio.Task[None] | None = None
         self._polling = False
-        self._stopping = False
+        self._stopping = asyncio.Event()
+        self._progress = asyncio.Event()
         self._offset: int | None = None
-        self._replies: set[asyncio.Task[None]] = set()
+        self._batch: StoredPrefix[int] = StoredPrefix()
+        self._recent = RecentIds()
+        self._refusal_pause = Backoff()
+        self._replies = AnswerTasks()
+        self._max_age: float | None = None
         self.address: str | None = None
 
     # ------------------------------------------------------------------ PlatformAdapter
 
     def connect(self, config: Mapping[str, Any]) -> None:
         """Take the settings (checked; the bot connects in :meth:`start`)."""
-        settings = {**DEFAULTS, **dict(config)}
-        token = settings.get("token")
-        if not token and settings.get("token_env"):
-            token = os.environ.get(str(settings["token_env"]))
-        if not isinstance(token, str) or not token:
-            raise UserFacingError(
-                "gateway.platforms.telegram.token is not set (or token_env names an empty "
-                "variable): the bot token from @BotFather"
-            )
-        timeout = settings["poll_timeout_seconds"]
-        if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 0:
-            raise UserFacingError(
-                "gateway.platforms.telegram.poll_timeout_seconds must be a whole number"
-            )
-        for name in ("base_url", "base_file_url"):
-            if not isinstance(settings[name], str) or not settings[name]:
-                raise UserFacingError(f"gateway.platforms.telegram.{name} must be a URL")
-        self._token = token
-        self._settings = settings
+        read = SettingsReader("telegram", config, DEFAULTS)
+        self._token = read.secret("token", "the bot token from @BotFather")
+        read.number("poll_timeout_seconds", whole=True)
+        read.url("base_url")
+        read.url("base_file_url")
+        self._max_age = read.optional_seconds("catch_up_max_age")
+        self._settings = read.values
 
     def send(self, chat_id: str, text: str, thread_id: str | None = None) -> str | None:
         """Send ``text`` to a chat (a topic with ``thread_id``); the id of its last message."""
@@ -193,8 +198,8 @@ class TelegramAdapter:
     async def start(self, config: Mapping[str, Any], deliver: Deliver) -> None:
         """Check the token with ``getMe``, then long-poll for updates."""
         self.connect(config)
-        self._loop = asyncio.get_running_loop()
-        self._stopping = False
+        self._stopping = asyncio.Event()
+        self._progress = asyncio.Event()
         bot = self._new_bot()
         from telegram.error import InvalidToken
 
@@ -207,9 +212,10 @@ class TelegramAdapter:
         except Exception as error:
             raise UserFacingError(
                 f"cannot reach the Telegram Bot API at {self._settings['base_url']}: "
-                f"{_reason(error)}"
+                f"{one_line(error)}"
             ) from None
         self._bot = bot
+        self._bridge.bind()
         self.address = f"https://t.me/{bot.username}"
         self._poller = asyncio.create_task(self._poll(bot, deliver))
         log.info("telegram bot @%s polling %s", bot.username, self._settings["base_url"])
@@ -217,15 +223,14 @@ class TelegramAdapter:
     async def stop(self) -> None:
         """Stop polling (an update half-delivered is finished), send the answers still going
         out, confirm the stored updates to Telegram, and close the bot."""
-        self._stopping = True
+        self._stopping.set()
         poller, self._poller = self._poller, None
         if poller is not None:
             if self._polling:
                 poller.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await poller
-        if self._replies:
-            await asyncio.gather(*list(self._replies), return_exceptions=True)
+        await self._replies.wait()
         bot, self._bot = self._bot, None
         if bot is not None:
             if self._offset is not None:
@@ -235,7 +240,7 @@ class TelegramAdapter:
                     await bot.get_updates(offset=self._offset, limit=1, timeout=0)
             with contextlib.suppress(Exception):
                 await bot.shutdown()
-        self._loop = None
+        self._bridge.unbind()
 
     # ------------------------------------------------------------------ receiving
 
@@ -252,11 +257,11 @@ class TelegramAdapter:
         )
 
     async def _poll(self, bot: Bot, deliver: Deliver) -> None:
-        from telegram.error import Forbidden, InvalidToken, TelegramError
+        from telegram.error import Forbidden, InvalidToken, RetryAfter, TelegramError
 
         timeout = int(self._settings["poll_timeout_seconds"])
-        pause = 1.0
-        while not self._stopping:
+        pause = Backoff()
+        while not self._stopping.is_set():
             self._polling = True
             try:
                 updates = await bot.get_updates(
@@ -265,64 +270,90 @@ class TelegramAdapter:
                     allowed_updates=["message", "channel_post"],
                 )
             except (InvalidToken, Forbidden) as error:
-                log.error("telegram: polling stopped: %s", _reason(error))
+                log.error("telegram: polling stopped: %s", one_line(error))
                 return
             except TelegramError as error:
-                log.warning(
-                    "telegram: getUpdates failed (%s); retrying in %.0fs", _reason(error), pause
-                )
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, 30.0)
+                asked = _retry_after(error) if isinstance(error, RetryAfter) else None
+                seconds = pause.next_pause(asked)
+                log.warning("telegram: getUpdates failed (%s); retrying in %.0fs",
+                            one_line(error), seconds)  # fmt: skip
+                await sleep_unless(seconds, self._stopping)
                 continue
             finally:
                 self._polling = False
-            pause = 1.0
-            if not await self._deliver_all(updates, deliver):
-                # The gateway refused (it is stopping): nothing after this was confirmed.
-                return
+            pause.reset()
+            self._progress.clear()
+            if not self._take(updates, deliver):
+                # Everything returned is on its way already (or nothing came): wait for one
+                # of them to be stored before asking again, so the poll never spins.
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._progress.wait(), 1.0)
 
-    async def _deliver_all(self, updates: tuple[Update, ...], deliver: Deliver) -> bool:
-        """Deliver a batch in order; advance the offset past each stored update."""
-        pending: list[tuple[Update, PlatformEvent | None, Delivery | None]] = []
+    def _take(self, updates: tuple[Update, ...], deliver: Deliver) -> bool:
+        """Deliver the updates not taken yet, in order; True when there was one."""
+        new = False
         for update in updates:
+            update_id = update.update_id
+            if self._stopping.is_set():
+                break
+            if not self._recent.begin(str(update_id)):
+                continue
+            new = True
+            self._batch.add(update_id)
             message = update.message or update.channel_post
             event = event_from_message(message) if message is not None else None
-            pending.append((update, event, deliver(event) if event is not None else None))
-        for update, event, delivery in pending:
-            if delivery is not None and event is not None:
-                try:
-                    await delivery.stored()
-                except DeliveryRefused as error:
-                    log.warning(
-                        "telegram: update %d not taken (%s); Telegram will send it again",
-                        update.update_id,
-                        error,
-                    )
-                    return False
-                task = asyncio.create_task(self._answer(event, delivery))
-                self._replies.add(task)
-                task.add_done_callback(self._replies.discard)
-            self._offset = update.update_id + 1
-        return True
+            if event is None:
+                self._stored(update_id)
+                continue
+            delivery = deliver(unless_too_old(event, self._max_age))
+            self._replies.spawn(self._follow(update_id, event, delivery))
+        return new
+
+    def _stored(self, update_id: int) -> None:
+        self._recent.taken(str(update_id))
+        if self._batch.done(update_id) and self._batch.confirmable is not None:
+            self._offset = self._batch.confirmable + 1
+        self._progress.set()
+
+    async def _follow(self, update_id: int, event: PlatformEvent, delivery: Delivery) -> None:
+        """Wait until the update is stored (then it may be confirmed), then answer it."""
+        try:
+            await delivery.stored()
+        except DeliveryRefused as error:
+            if is_stopping(error):
+                self._stopping.set()  # the gateway stops: so does polling
+                self._progress.set()
+                return
+            if self._batch.refused(update_id):
+                log.error("telegram: update %d skipped: it could not be stored three times (%s)",
+                          update_id, error)  # fmt: skip
+                self._stored(update_id)
+                return
+            seconds = self._refusal_pause.next_pause()
+            log.warning("telegram: update %d not stored (%s); trying again in %.0fs",
+                        update_id, error, seconds)  # fmt: skip
+            # The offset stays before it: the next poll returns it, taken again after the pause.
+            await sleep_unless(seconds, self._stopping)
+            self._recent.dropped(str(update_id))
+            self._progress.set()
+            return
+        self._refusal_pause.reset()
+        self._stored(update_id)
+        await self._answer(event, delivery)
 
     async def _answer(self, event: PlatformEvent, delivery: Delivery) -> None:
         try:
-            reply = await delivery.reply()
+            text = answer_text(await delivery.reply())
         except DeliveryRefused as error:
             log.error("telegram: no answer for chat %s: %s", event.chat_id, error)
             return
-        text = reply.text if reply.text.strip() else ""
-        if not text and reply.error:
-            text = f"⚠ The agent could not answer: {reply.error}"
-        if not text:
-            return
         bot = self._bot
-        if bot is None:
+        if not text or bot is None:
             return
         try:
             await self._send(bot, event.chat_id, text, event.thread_id, event.message_id)
         except Exception as error:
-            log.error("telegram: sending to chat %s failed: %s", event.chat_id, _reason(error))
+            log.error("telegram: sending to chat %s failed: %s", event.chat_id, one_line(error))
 
     async def _send(
         self,
@@ -335,35 +366,33 @@ class TelegramAdapter:
         from telegram import ReplyParameters
 
         sent_id: str | None = None
-        for number, piece in enumerate(split_text(text)):
+        for number, piece in enumerate(split_text(text, MAX_MESSAGE_CHARS)):
             reply = (
                 ReplyParameters(message_id=int(reply_to), allow_sending_without_reply=True)
                 if reply_to is not None and number == 0
                 else None
             )
-            sent = await bot.send_message(
-                chat_id=_chat(chat_id),
-                text=piece,
-                message_thread_id=int(thread_id) if thread_id is not None else None,
-                reply_parameters=reply,
-            )
+
+            def send_piece(piece: str = piece, reply: Any = reply) -> Awaitable[Message]:
+                return bot.send_message(
+                    chat_id=_chat(chat_id),
+                    text=piece,
+                    message_thread_id=int(thread_id) if thread_id is not None else None,
+                    reply_parameters=reply,
+                )
+
+            sent = await retry_transient(send_piece, transient=_transient,
+                                         retry_after=_retry_after, log=log,
+                                         what=f"telegram: sending to chat {chat_id}")  # fmt: skip
             sent_id = str(sent.message_id)
         return sent_id
 
     def _blocking(self, call: Callable[[Bot], Awaitable[T]]) -> T:
-        """Run ``call`` from synchronous code: on the running bot's loop when called from
-        another thread, else with a short-lived bot of its own."""
-        loop, bot = self._loop, self._bot
-        if loop is not None and bot is not None and loop.is_running():
-            try:
-                asyncio.get_running_loop()
-            except RuntimeError:
-
-                async def on_loop() -> T:
-                    return await call(bot)
-
-                return asyncio.run_coroutine_threadsafe(on_loop(), loop).result(60)
-            raise RuntimeError("TelegramAdapter.send/create_thread block: await them off the loop")
+        """Run ``call`` from synchronous code: on the running bot's loop when the bot runs,
+        else with a short-lived bot of its own."""
+        bot = self._bot
+        if bot is not None and self._bridge.running:
+            return self._bridge.call(lambda: call(bot))
         if not self._token:
             raise UserFacingError("the telegram platform is not configured (connect first)")
 
@@ -374,14 +403,22 @@ class TelegramAdapter:
         return asyncio.run(once())
 
 
+def _transient(error: BaseException) -> bool:
+    """Flood control and time-outs are worth another try; a refusal (400, 403) is not."""
+    from telegram.error import NetworkError, RetryAfter
+
+    return isinstance(error, RetryAfter | NetworkError)
+
+
+def _retry_after(error: BaseException) -> float | None:
+    with warnings.catch_warnings():  # PTB warns that the number will become a timedelta
+        warnings.simplefilter("ignore")
+        return as_seconds(getattr(error, "retry_after", None))
+
+
 def _chat(chat_id: str) -> int | str:
     """A chat id as the Bot API takes it: a number, or ``@channelusername``."""
     try:
         return int(chat_id)
     except ValueError:
         return chat_id
-
-
-def _reason(error: BaseException) -> str:
-    text = getattr(error, "message", None) or str(error) or type(error).__name__
-    return " ".join(str(text).split())
