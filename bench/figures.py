@@ -36,7 +36,7 @@ from hermes_core.store.store import STATE_DB_NAME, SessionStore
 DEFAULT_WORKDIR = Path(__file__).resolve().parent / ".corpus"
 FULL_SIZES = (100_000, 1_000_000)
 QUICK_SIZES = (10_000, 20_000)
-FIGURES = ("a", "b", "c", "d", "e", "i", "n", "s", "r", "t", "u", "x", "g", "h", "p", "q", "k", "m")
+FIGURES = ("a", "b", "c", "d", "e", "i", "n", "s", "r", "t", "u", "x", "g", "h", "p", "q", "k", "m", "w")
 STANDALONE_FIGURES = frozenset({"i", "r", "g", "h", "k"})
 """Figures that need neither the session corpus nor a store."""
 TRIGGER_CONTEXT_MAX = 100_000
@@ -169,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             or "x" in args.figures
             or "n" in args.figures
             or "q" in args.figures
-            or (bool({"b", "s", "t", "g", "m"} & args.figures) and size == largest)
+            or (bool({"b", "s", "t", "g", "m", "w"} & args.figures) and size == largest)
         )
         if needs_store and not _store_complete(root / "store"):
             started = time.perf_counter()
@@ -201,6 +201,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         if "m" in args.figures and size == largest:
             mcp_figures(
+                root / "store" / STATE_DB_NAME,
+                workdir,
+                args.seed,
+                args.search_repeats,
+                size_label(size),
+            )
+        if "w" in args.figures and size == largest:
+            web_figures(
                 root / "store" / STATE_DB_NAME,
                 workdir,
                 args.seed,
@@ -1093,6 +1101,36 @@ def export_memory_figures(workdir: Path, seed: int) -> None:
             f"target ≤ 1.2; peak RSS {figure.large_kb / 1024:.0f} MiB for 10,000 sessions, "
             f"{figure.small_kb / 1024:.0f} MiB for 1,000 (fresh process each)",
         )
+
+
+def web_figures(db_path: Path, workdir: Path, seed: int, repeats: int, label: str) -> None:
+    """(w) ``hermes serve``: search through HTTP beside the same search in-process; the first
+    paint of a 10,000-message session in Chromium."""
+    from bench.search import percentile
+    from bench.web_server import p50_p95, run_web
+
+    through_http, in_process, paint, first_page, whole, whole_bytes = run_web(
+        db_path, workdir, seed, repeats, 15
+    )
+    emit(f"web_search_p50_p95_{label}", p50_p95(through_http), "ms", "GET /api/search")
+    emit(f"inprocess_web_search_p50_p95_{label}", p50_p95(in_process), "ms", "same searches")
+    ratio = percentile(through_http, 0.95) / max(percentile(in_process, 0.95), 1e-9)
+    emit(f"web_search_p95_ratio_{label}", f"{ratio:.2f}", "", "target <= 1.5")
+    if paint:
+        emit(
+            f"web_first_paint_10k_p50_p95_{label}",
+            p50_p95(paint),
+            "ms",
+            f"target <= 300 ms; first page {first_page / 1024:.0f} KiB (200 of 10,000 messages)",
+        )
+        emit(
+            f"export_file_first_paint_10k_p50_p95_{label}",
+            p50_p95(whole),
+            "ms",
+            f"the same session as one HTML export file, {whole_bytes / 1024:.0f} KiB",
+        )
+    else:
+        emit(f"web_first_paint_10k_{label}", "skipped", "", "no /usr/bin/chromium")
 
 
 def mcp_figures(db_path: Path, workdir: Path, seed: int, repeats: int, label: str) -> None:

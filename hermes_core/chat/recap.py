@@ -4,7 +4,9 @@
 300 characters; per exchange, the assistant's text (◆ green) cut at 200 characters or 3 lines,
 with its tool calls collapsed to ``[3 tool calls: terminal, web_search]``; system messages,
 tool results and reasoning hidden; the last 10 exchanges, the rest counted in
-``... N earlier messages ...`` (N counts the hidden user and assistant messages).
+``... N earlier messages ...`` (N counts the hidden user and assistant messages). A fresh
+compression continuation (nothing said in it yet) shows the summary it was seeded with (≡),
+else its parent's last exchanges, under a line saying where they come from.
 :func:`recap_panel` draws it dimmed in a rounded frame as prompt_toolkit formatted text (so a
 resume shows it without importing rich, see :mod:`.output`), wrapping by terminal cells with
 wcwidth (wide characters, emoji); :func:`minimal_notice` is the one line of
@@ -14,6 +16,7 @@ wcwidth (wide characters, emoji); :func:`minimal_notice` is the one line of
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
@@ -33,6 +36,9 @@ ASSISTANT_LINES = 3
 EXCHANGES_SHOWN = 10
 USER_MARK = "●"
 ASSISTANT_MARK = "◆"
+SUMMARY_MARK = "≡"
+SUMMARY_LIMIT = 600
+SUMMARY_LINES = 8
 ELLIPSIS = "…"
 DIM = "\x1b[2m"
 """The whole panel is dimmed (SGR 2)."""
@@ -50,7 +56,7 @@ NARROWEST_PANEL = 20
 class RecapLine:
     """One entry of the panel."""
 
-    role: Literal["user", "assistant"]
+    role: Literal["user", "assistant", "summary"]
     text: str
     tool_summary: str = ""
     """``[3 tool calls: terminal, web_search]`` for an assistant turn that called tools."""
@@ -63,6 +69,8 @@ class Recap:
     lines: tuple[RecapLine, ...]
     earlier_messages: int
     """User and assistant messages before the shown exchanges."""
+    note: str = ""
+    """Where the lines come from when they are not this session's own (a continuation)."""
 
 
 @dataclass(slots=True)
@@ -146,10 +154,11 @@ def build_recap(
 SHOWN_ROLES = ("user", "assistant")
 
 
-def recap_of_session(store: Store, session_id: str) -> Recap:
+def recap_of_session(store: Store, session_id: str, *, depth: int = 0) -> Recap:
     """The recap of a stored session, reading only its end: user and assistant messages newest
     first until the last :data:`EXCHANGES_SHOWN` exchanges are complete (a 10,000-message
-    session costs a few rows, not 10,000)."""
+    session costs a few rows, not 10,000). A fresh compression continuation gets the summary
+    it was seeded with, else its parent's end (see :func:`_seeded_recap`)."""
     tail: list[Message] = []
     users = 0
     for message in store.iter_messages_newest_first(session_id, roles=SHOWN_ROLES):
@@ -160,7 +169,41 @@ def recap_of_session(store: Store, session_id: str) -> Recap:
         tail.append(message)
     tail.reverse()
     earlier = store.count_messages(session_id, roles=SHOWN_ROLES) - len(tail)
-    return build_recap(tail, earlier=earlier)
+    recap = build_recap(tail, earlier=earlier)
+    if recap.lines or depth >= _MAX_PARENTS:
+        return recap
+    return _seeded_recap(store, session_id, depth) or recap
+
+
+_MAX_PARENTS = 20
+"""How far up a chain of empty continuations the recap looks (a guard against a cycle)."""
+
+
+def _seeded_recap(store: Store, session_id: str, depth: int) -> Recap | None:
+    """For a compression continuation nothing was said in yet: the summary it was seeded
+    with, else its parent's last exchanges; None for any other session."""
+    from hermes_core.agent.compression import SUMMARY_HEADER
+
+    session = store.get_session(session_id)
+    parent = session.parent_session_id
+    if session.parent_kind != "compression" or not parent:
+        return None
+    header = SUMMARY_HEADER.split("{", 1)[0]
+    for message in itertools.islice(store.iter_messages(session_id), 5):
+        if message.role == "system" and message.content.startswith(header):
+            summary = message.content.split("\n", 1)[1] if "\n" in message.content else ""
+            if summary.strip():
+                text = cut_text(summary, SUMMARY_LIMIT, SUMMARY_LINES)
+                return Recap(
+                    (RecapLine("summary", text),),
+                    0,
+                    note=f"Continued from {parent}; the summary it starts from:",
+                )
+    earlier = recap_of_session(store, parent, depth=depth + 1)
+    if not earlier.lines:
+        return None
+    note = f"Continued from {parent}; its last exchanges:"
+    return Recap(earlier.lines, earlier.earlier_messages, note=earlier.note or note)
 
 
 def earlier_line(count: int) -> str:
@@ -174,6 +217,13 @@ def session_label(session: Session) -> str:
     return f"{session.title} ({session.id})" if session.title else session.id
 
 
+_MARKS = {
+    "user": (USER_COLOUR, USER_MARK),
+    "assistant": (ASSISTANT_COLOUR, ASSISTANT_MARK),
+    "summary": (DEFAULT_COLOUR, SUMMARY_MARK),
+}
+
+
 def recap_panel(session: Session, recap: Recap, width: int) -> ANSI:
     """The dimmed panel of ``recap`` in a rounded frame ``width`` terminal cells wide (at least
     :data:`NARROWEST_PANEL`), titled ``Resumed <title> (<id>)``, as prompt_toolkit formatted text."""
@@ -184,11 +234,12 @@ def recap_panel(session: Session, recap: Recap, width: int) -> ANSI:
     width = max(width, NARROWEST_PANEL)
     inner = width - 4
     rows: list[str] = []
+    if recap.note:
+        rows.extend(wrap(DIM + ITALIC + terminal_safe(recap.note) + NOT_ITALIC, inner) or [""])
     if recap.earlier_messages:
         rows.append(ITALIC + earlier_line(recap.earlier_messages) + NOT_ITALIC)
     for line in recap.lines:
-        colour = USER_COLOUR if line.role == "user" else ASSISTANT_COLOUR
-        mark = USER_MARK if line.role == "user" else ASSISTANT_MARK
+        colour, mark = _MARKS[line.role]
         text = terminal_safe(line.text)
         if line.tool_summary:
             text += (" " if text else "") + ITALIC + terminal_safe(line.tool_summary) + NOT_ITALIC
@@ -213,9 +264,11 @@ def minimal_notice(session: Session) -> str:
 
 def render_plain(recap: Recap) -> Sequence[str]:
     """The panel's text without styling or frame (one string per entry), for logs and tests."""
-    lines = [earlier_line(recap.earlier_messages)] if recap.earlier_messages else []
+    lines = [recap.note] if recap.note else []
+    if recap.earlier_messages:
+        lines.append(earlier_line(recap.earlier_messages))
     for line in recap.lines:
-        mark = USER_MARK if line.role == "user" else ASSISTANT_MARK
+        mark = _MARKS[line.role][1]
         text = " ".join(part for part in (line.text, line.tool_summary) if part)
         lines.append(f"{mark} {text}")
     return lines

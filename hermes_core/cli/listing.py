@@ -1,12 +1,12 @@
 """The two layouts of ``hermes sessions list`` (SPEC C1) and its JSON shape.
 
 With any titled session: Title, Preview, Last Active, ID. Without titles: Preview, Last
-Active, Src (short origin label), ID. IDs are shortened to fit the terminal, never below a
-prefix that is unique among the rows shown (prefixes resolve everywhere an id is accepted).
+Active, Src (short origin label), ID. The id is always shown whole — it is the one field people
+copy, and a prefix unique among the rows shown may not be unique in the store.
 
 The width comes from ``$COLUMNS``, else the terminal. Up to the seed's own width (Title 22,
-Preview 40 or 50, full ids) the columns are the seed's, the preview (then the id) giving way on
-narrower terminals exactly as at 80 columns; a wider terminal gives the room to the title first
+Preview 40 or 50) the columns are the seed's; on a narrower terminal the preview gives way,
+then title and preview share what is left; a wider terminal gives the room to the title first
 (as far as the longest title needs), then to the preview. Output that is not a terminal (a pipe,
 a file) without ``$COLUMNS`` gets the seed's fixed layout with ids in full.
 
@@ -29,14 +29,15 @@ from hermes_hookspecs import Session
 from .formatting import display_width, fit, iso_local, relative_time
 
 RULE = "─"
-MIN_ID_WIDTH = 17
 TITLE_WIDTH = 22
 """The seed's title column, kept at 80 columns and on narrower terminals."""
 PREVIEW_WIDTH = 40
 """The seed's preview column next to titles."""
 PLAIN_PREVIEW_WIDTH = 50
 """The seed's preview column in the layout without titles."""
-MIN_PREVIEW_WIDTH = 20
+NARROW_PREVIEW_WIDTH = 16
+"""Below title 22 + this, title and preview shrink together (the id never does)."""
+MIN_CELL_WIDTH = 6
 ACTIVE_WIDTH = 13
 SOURCE_WIDTH = 6
 _IMPORTED_TITLE = re.compile(r"^Imported from [^:]+: (?P<rest>.+)$", re.DOTALL)
@@ -77,16 +78,6 @@ def list_as_json(sessions: Sequence[Session], previews: Mapping[str, str]) -> li
     ]
 
 
-def _shortest_unique_ids(ids: Sequence[str], width: int) -> list[str]:
-    width = max(width, MIN_ID_WIDTH)
-    while width < max((len(i) for i in ids), default=0):
-        cut = [i[:width] for i in ids]
-        if len(set(cut)) == len(cut):
-            return cut
-        width += 1
-    return list(ids)
-
-
 @dataclass(frozen=True, slots=True)
 class ListWidths:
     """Column widths of one listing (``title`` is 0 in the layout without titles)."""
@@ -102,36 +93,37 @@ def titled_widths(
     """Widths for the layout with titles: Title, Preview, Last Active, ID.
 
     ``total`` is the terminal's width (None: not a terminal, the seed's layout); ``id_width``
-    the longest id; ``title_need``/``preview_need`` the widest cells, which bound how far the
-    columns grow on a wide terminal."""
+    the longest id, always shown whole; ``title_need``/``preview_need`` the widest cells,
+    which bound how far the columns grow on a wide terminal."""
     if total is None:
         return ListWidths(TITLE_WIDTH, PREVIEW_WIDTH, id_width)
     separators = 1 + 2 + 1
-    fixed = TITLE_WIDTH + ACTIVE_WIDTH + separators
-    shown_id = max(MIN_ID_WIDTH, min(id_width, total - fixed - MIN_PREVIEW_WIDTH))
-    preview = max(MIN_PREVIEW_WIDTH, min(PREVIEW_WIDTH, total - fixed - shown_id))
-    title = TITLE_WIDTH
-    spare = total - fixed - shown_id - preview
+    room = max(0, total - ACTIVE_WIDTH - separators - id_width)
+    if room >= TITLE_WIDTH + NARROW_PREVIEW_WIDTH:
+        title = TITLE_WIDTH
+        preview = min(PREVIEW_WIDTH, room - title)
+    else:  # narrow: title and preview shrink together, never the id
+        title = max(MIN_CELL_WIDTH, room * TITLE_WIDTH // (TITLE_WIDTH + NARROW_PREVIEW_WIDTH))
+        preview = max(MIN_CELL_WIDTH, room - title)
+    spare = room - title - preview
     if spare > 0:  # wider than the seed's table: the title first, then the preview
         grow = min(spare, max(0, title_need - title))
         title += grow
         preview += min(spare - grow, max(0, preview_need - preview))
-    return ListWidths(title, preview, shown_id)
+    return ListWidths(title, preview, id_width)
 
 
 def plain_widths(total: int | None, *, id_width: int, preview_need: int) -> ListWidths:
     """Widths for the layout without titles: Preview, Last Active, Src, ID (see
-    :func:`titled_widths`)."""
+    :func:`titled_widths`; the id is whole, the preview gives way)."""
     if total is None:
         return ListWidths(0, PLAIN_PREVIEW_WIDTH, id_width)
-    fixed = ACTIVE_WIDTH + SOURCE_WIDTH + 2 + 1 + 1
-    # The id gives way only once the preview would fall under 29 columns (as at 80).
-    shown_id = max(MIN_ID_WIDTH, min(id_width, total - fixed - 29))
-    preview = max(MIN_PREVIEW_WIDTH, min(PLAIN_PREVIEW_WIDTH, total - fixed - shown_id))
-    spare = total - fixed - shown_id - preview
+    room = max(0, total - ACTIVE_WIDTH - SOURCE_WIDTH - 2 - 1 - 1 - id_width)
+    preview = max(MIN_CELL_WIDTH, min(PLAIN_PREVIEW_WIDTH, room))
+    spare = room - preview
     if spare > 0:
         preview += min(spare, max(0, preview_need - preview))
-    return ListWidths(0, preview, shown_id)
+    return ListWidths(0, preview, id_width)
 
 
 def title_cell(session: Session, short_label: Callable[[str], str]) -> str:
@@ -157,7 +149,7 @@ def render_list(
     (by default the terminal's, see :func:`terminal_columns`)."""
     total = terminal_width or terminal_columns()
     ids = [s.id for s in sessions]
-    full_id = max((len(i) for i in ids), default=MIN_ID_WIDTH)
+    full_id = max((len(i) for i in ids), default=0)
     titled = any(s.title for s in sessions)
     rows: list[list[str]] = []
 
@@ -180,14 +172,13 @@ def render_list(
             + fit("Last Active", ACTIVE_WIDTH)
             + " ID"
         )
-        shown_ids = _shortest_unique_ids(ids, widths.session_id)
-        for session, title, shown in zip(sessions, titles, shown_ids, strict=True):
+        for session, title in zip(sessions, titles, strict=True):
             rows.append(
                 [
                     fit(title, widths.title),
                     fit(previews.get(session.id, ""), widths.preview),
                     active(session),
-                    shown,
+                    session.id,
                 ]
             )
         separators = [" ", "  ", " "]
@@ -204,14 +195,13 @@ def render_list(
             + fit("Src", SOURCE_WIDTH)
             + " ID"
         )
-        shown_ids = _shortest_unique_ids(ids, widths.session_id)
-        for session, preview, shown in zip(sessions, cells, shown_ids, strict=True):
+        for session, preview in zip(sessions, cells, strict=True):
             rows.append(
                 [
                     fit(preview, widths.preview),
                     active(session),
                     fit(short_label(session.source), SOURCE_WIDTH),
-                    shown,
+                    session.id,
                 ]
             )
         separators = ["  ", " ", " "]

@@ -648,6 +648,11 @@ class StoreFacade(ABC):
         """The delegate/subagent sessions working directly for ``session_id``, oldest first."""
         return lineage_queries.delegate_children(self._sql, session_id)
 
+    def child_sessions(self, session_id: str) -> list[tuple[str, str]]:
+        """(id, parent kind) of every session whose parent is ``session_id`` — continuations,
+        branches, delegates, resets — oldest first (the web app's lineage links)."""
+        return lineage_queries.child_sessions(self._sql, session_id)
+
     def delegate_tree(self, session_id: str) -> list[str]:
         """``session_id`` and every delegate working for it, recursively."""
         return lineage_queries.delegate_tree(self._sql, session_id)

@@ -63,6 +63,16 @@ def delegate_children(sql: Sql, session_id: str) -> tuple[str, ...]:
     return tuple(str(row[0]) for row in rows)
 
 
+def child_sessions(sql: Sql, session_id: str) -> list[tuple[str, str]]:
+    """(id, parent kind) of every session whose parent is ``session_id``, oldest first."""
+    rows = sql.execute(
+        "SELECT id, coalesce(parent_kind, '') FROM sessions WHERE parent_session_id = ? "
+        "ORDER BY started_at, id",
+        (session_id,),
+    ).fetchall()
+    return [(str(row[0]), str(row[1])) for row in rows]
+
+
 def delegate_tree(sql: Sql, session_id: str) -> list[str]:
     """``session_id`` and every delegate working for it, recursively (what deleting it removes)."""
     found = [session_id]

@@ -189,3 +189,44 @@ def test_the_recap_of_a_stored_session_reads_its_end_and_matches_the_whole(
             assert store.count_messages(session.id, roles=("user", "assistant")) == (
                 1 + 3 * exchanges
             )
+
+
+def test_a_fresh_continuation_recaps_the_summary_it_was_seeded_with(tmp_path: Path) -> None:
+    from hermes_core.agent.compression import summary_message
+    from hermes_core.chat.recap import recap_of_session
+    from hermes_core.store import SessionStore
+
+    with SessionStore.open(tmp_path) as store:
+        parent = store.create_session("cli", title="release plan")
+        store.append_messages(parent.id, [user("plan v2"), assistant("freeze Friday")])
+        seeded = store.continue_after_compression(parent.id)
+        store.append_message(seeded.id, summary_message(parent.id, "We froze on Friday.", 1.0))
+        recap = recap_of_session(store, seeded.id)
+        assert recap.note == f"Continued from {parent.id}; the summary it starts from:"
+        assert [(line.role, line.text) for line in recap.lines] == [
+            ("summary", "We froze on Friday.")
+        ]
+        assert render_plain(recap)[-1] == "≡ We froze on Friday."
+        drawn = recap_panel(seeded, recap, 80).value
+        assert "(no messages yet)" not in drawn and "We froze on Friday." in drawn
+        # A chain of fresh continuations: the summary where the chain was seeded.
+        bare = store.continue_after_compression(seeded.id)
+        recap = recap_of_session(store, bare.id)
+        assert recap.note == f"Continued from {parent.id}; the summary it starts from:"
+        # Without a summary (compressed by hand): the parent's last exchanges.
+        other = store.create_session("cli")
+        unsummarised = store.create_session(
+            "cli", parent_session_id=parent.id, parent_kind="compression"
+        )
+        recap = recap_of_session(store, unsummarised.id)
+        assert recap.note == f"Continued from {parent.id}; its last exchanges:"
+        assert render_plain(recap)[1:] == ["● plan v2", "◆ freeze Friday"]
+        # Any other empty session still says it has no messages.
+        assert recap_of_session(store, other.id).lines == ()
+        assert (
+            "(no messages yet)" in recap_panel(other, recap_of_session(store, other.id), 80).value
+        )
+        # Once the continuation has its own exchanges, they are the recap.
+        store.append_messages(seeded.id, [user("still Friday?"), assistant("yes")])
+        recap = recap_of_session(store, seeded.id)
+        assert recap.note == "" and render_plain(recap) == ["● still Friday?", "◆ yes"]

@@ -113,12 +113,13 @@ def column(line: str, start: int, width: int) -> str:
 def test_at_80_columns_the_titled_layout_is_the_seeds(host, home):
     ids = seed_sessions(home)
     lines = listing(host, home, 80)
+    # The id is whole (it is what people copy): the preview gives way.
     assert lines == [
-        "Title                  Preview               Last Active   ID",
+        "Title                  Preview              Last Active   ID",
         "─" * 80,
-        "refactoring auth       Help me refactor th…  2h ago        " + ids[0][:21],
-        "my project #3          Can you check the t…  yesterday     " + ids[1][:21],
-        "—                      What's the weather …  3d ago        " + ids[2][:21],
+        "refactoring auth       Help me refactor t…  2h ago        " + ids[0],
+        "my project #3          Can you check the …  yesterday     " + ids[1],
+        "—                      What's the weather…  3d ago        " + ids[2],
     ]
 
 
@@ -218,6 +219,18 @@ def test_without_titles_a_wide_terminal_widens_the_preview(host, home):
     lines = listing(host, home, 150)
     assert lines[0].index("Last Active") == 150 - 13 - 6 - 22 - 4 + 2
     assert lines[2].endswith(f"1m ago        cli    {only}")
+
+
+@pytest.mark.parametrize("columns", [70, 60, 50])
+@pytest.mark.parametrize("titled", [True, False])
+def test_a_narrow_terminal_never_cuts_the_id(host, home, columns, titled):
+    ids = seed_sessions(home, titled=titled)
+    lines = listing(host, home, columns)
+    for line, session_id in zip(lines[2:], ids, strict=True):
+        assert line.endswith(" " + session_id), line
+    if titled and columns == 70:  # title and preview shrink together
+        assert lines[2].startswith("refactoring auth  Help me refac…")
+        assert all(display_width(line) <= 70 for line in lines)
 
 
 @pytest.mark.parametrize("columns", [80, 120, 200])

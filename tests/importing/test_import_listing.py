@@ -59,7 +59,7 @@ def title_cells(lines: list[str]) -> list[str]:
 
 def test_at_80_columns_the_seed_layout_tells_imported_sessions_apart(env):
     lines = listed(env, 80)
-    assert lines[0] == "Title                  Preview               Last Active   ID"
+    assert lines[0] == "Title                  Preview              Last Active   ID"  # ids whole
     assert lines[1] == "─" * 80
     assert title_cells(lines) == [
         "claude: Why does the …",

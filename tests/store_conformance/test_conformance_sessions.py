@@ -175,6 +175,13 @@ def test_delegates_are_children_of_their_parent(store: Store) -> None:
         [parent.id, first.id, grandchild.id, second.id]
     )
     assert branch.id not in store.delegate_tree(parent.id)
+    assert store.child_sessions(parent.id) == [
+        (first.id, "delegate"),
+        (second.id, "delegate"),
+        (branch.id, "branch"),
+    ]
+    assert store.child_sessions(first.id) == [(grandchild.id, "delegate")]
+    assert store.child_sessions(second.id) == []
 
 
 def test_pins_and_archive_flags_count_only_changes(store: Store) -> None:

@@ -24,11 +24,15 @@ def new_nonce() -> str:
     return secrets.token_urlsafe(16)
 
 
-def content_security_policy(nonce: str) -> str:
-    """Nothing may load; only the page's own nonce-tagged style and script may apply."""
+def content_security_policy(nonce: str, *, connect_self: bool = False) -> str:
+    """Nothing may load; only the page's own nonce-tagged style and script may apply.
+
+    ``connect_self`` (a page served by ``hermes serve``) lets the script fetch from the
+    page's own origin, and nothing else."""
+    connect = " connect-src 'self';" if connect_self else ""
     return (
         "default-src 'none'; "
-        f"style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}'; "
+        f"style-src 'nonce-{nonce}'; script-src 'nonce-{nonce}';{connect} "
         "img-src 'none'; base-uri 'none'; form-action 'none'"
     )
 

@@ -115,8 +115,9 @@ def _with_segment_marks(record: SessionRecord) -> Iterable[str]:
         yield render_message(message)
 
 
-def render_session(record: SessionRecord, anchor: str, active: bool) -> str:
-    """A whole session as a ``<section>``: heading, facts and its messages in order."""
+def render_session_head(record: SessionRecord) -> str:
+    """A session's heading and facts (id, source, times, workspace, parent, delegates,
+    lineage), without its messages."""
     session = record.session
     facts = "".join(
         f"<div><dt>{text(name)}</dt><dd>{text(value)}</dd></div>" for name, value in _facts(session)
@@ -125,11 +126,13 @@ def render_session(record: SessionRecord, anchor: str, active: bool) -> str:
         facts += f"<div><dt>delegates</dt><dd>{text(', '.join(record.children))}</dd></div>"
     if record.lineage:
         facts += f"<div><dt>lineage</dt><dd>{text(' → '.join(record.lineage))}</dd></div>"
+    return f'<h2>{text(session_label(session))}</h2><dl class="facts">{facts}</dl>'
+
+
+def render_session(record: SessionRecord, anchor: str, active: bool) -> str:
+    """A whole session as a ``<section>``: heading, facts and its messages in order."""
     state = " active" if active else ""
-    head = (
-        f'<section class="session{state}" id="{text(anchor)}">'
-        f'<h2>{text(session_label(session))}</h2><dl class="facts">{facts}</dl>'
-    )
+    head = f'<section class="session{state}" id="{text(anchor)}">{render_session_head(record)}'
     body = "".join(_with_segment_marks(record))
     if not record.messages:
         body = '<p class="muted">This session has no messages.</p>'

@@ -79,7 +79,8 @@ def serve_http(server: Server[Any, Any], token: str, port: int) -> None:
     on stderr once the socket listens."""
     import uvicorn
 
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # IPPROTO_TCP named so asyncio sets TCP_NODELAY on accepted sockets (no Nagle delay).
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind((LOOPBACK, port))
