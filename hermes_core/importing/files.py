@@ -37,6 +37,26 @@ class Change(Enum):
     """An earlier import stopped half-way (a crash): it is discarded and done again."""
 
 
+BACKUP_OF = "backup-of:"
+"""The bookkeeping cursor of a backup file (its sessions carry their own ids):
+``backup-of:<number of sessions in it>``. Not a read position: a backup that changed is read
+again whole, its sessions matched by id."""
+
+
+def backup_cursor(sessions: int) -> str:
+    """The bookkeeping cursor of a backup of ``sessions`` sessions."""
+    return f"{BACKUP_OF}{sessions}"
+
+
+def backup_size(cursor: str | None) -> int | None:
+    """How many sessions the backup with this bookkeeping cursor holds; None when the cursor
+    is not a backup's."""
+    if cursor is None or not cursor.startswith(BACKUP_OF):
+        return None
+    count = cursor.removeprefix(BACKUP_OF)
+    return int(count) if count.isdigit() else None
+
+
 def stamp_of(path: Path) -> FileStamp:
     """The stamp of ``path`` (symlinks followed); raises ``OSError`` like ``os.stat``."""
     info = os.stat(path)
@@ -52,7 +72,7 @@ def compare(stamp: FileStamp, record: ImportFileRecord | None) -> Change:
     if stamp.size == record.size:
         return Change.UNCHANGED
     if stamp.size > record.size and record.cursor is not None:
-        return Change.GROWN
+        return Change.CHANGED if backup_size(record.cursor) is not None else Change.GROWN
     return Change.CHANGED
 
 

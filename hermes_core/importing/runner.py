@@ -40,7 +40,7 @@ from .databases import (
     is_database_importer,
     unchanged_database,
 )
-from .files import Change, FileStamp, compare, stamp_of
+from .files import Change, FileStamp, backup_cursor, backup_size, compare, stamp_of
 from .outcomes import FileOutcome, FileStatus, StoredSession
 from .repairs import repaired_sessions
 from .snapshots import restore_snapshot
@@ -271,13 +271,20 @@ class ImportRun:
             # half-way through it is undone by the next (INTERRUPTED).
             self._store.update_file(dataclasses.replace(pending, cursor=RESTORING + session_id))
 
+        backup_sessions = 0
+        already_here: list[str] = []
+        first_already_here: str | None = None
         for imported in _readable(importer.read(path, None), outcome):
             if imported.snapshot is not None:
                 restored = restore_snapshot(self._store, imported, before_restoring=restoring)
-                outcome.notes.extend(restored.notes)
+                backup_sessions += 1
                 if restored.stored is not None:
+                    outcome.notes.extend(restored.notes)
                     outcome.sessions.append(restored.stored)
                     owner_id = owner_id or restored.stored.session_id
+                else:  # said after the others (a few by id, many as a count)
+                    already_here.extend(restored.notes)
+                    first_already_here = first_already_here or imported.snapshot.id
                 owner = owner or imported
                 outcome.warnings.update(imported.warnings)
                 continue
@@ -325,8 +332,20 @@ class ImportRun:
             outcome.sessions.append(stored)
             if first_of_file:
                 owner_id = stored.session_id
+        if backup_sessions:
+            owner_id = owner_id or first_already_here
+            if len(already_here) > 3 and outcome.sessions:
+                outcome.notes.append(
+                    f"{len(already_here)} session(s) of this backup already in this store; "
+                    "skipped"
+                )
+            elif outcome.sessions:
+                outcome.notes[0:0] = already_here
         if outcome.sessions:
             outcome.status = FileStatus.IMPORTED
+        elif backup_sessions:
+            outcome.status = FileStatus.UNCHANGED
+            outcome.detail = _backup_already_here(backup_sessions)
         elif owner_id is not None:
             outcome.status = FileStatus.UNCHANGED
             outcome.detail = f"already imported as {owner_id}"
@@ -348,7 +367,7 @@ class ImportRun:
         keeps_position = (
             owner is not None and owner.snapshot is None and outcome.status is FileStatus.IMPORTED
         )
-        cursor = None
+        cursor = backup_cursor(backup_sessions) if backup_sessions else None
         if keeps_position and owner is not None:
             settled = _settled_id(self._store, owner_id, owner.open_tail) if owner_id else None
             cursor = _stored_cursor(owner.cursor, settled)
@@ -567,7 +586,11 @@ def _chain(
 
 def _unchanged(path: Path, record: ImportFileRecord, label: str | None) -> FileOutcome:
     """The outcome of a file its bookkeeping says is unchanged (nothing is opened)."""
-    empty = record.session_id is None and record.foreign_id is None
+    empty = (
+        record.session_id is None
+        and record.foreign_id is None
+        and backup_size(record.cursor) is None
+    )
     return FileOutcome(
         path=path,
         status=FileStatus.NO_CONVERSATION if empty else FileStatus.UNCHANGED,
@@ -578,7 +601,17 @@ def _unchanged(path: Path, record: ImportFileRecord, label: str | None) -> FileO
     )
 
 
+def _backup_already_here(sessions: int) -> str:
+    """What a re-read backup whose every session is already in the store says."""
+    if sessions == 1:
+        return "already imported: its one session is in this store"
+    return f"already imported: all {sessions} sessions of this backup are in this store"
+
+
 def _already(record: ImportFileRecord) -> str:
+    sessions = backup_size(record.cursor)
+    if sessions is not None:
+        return _backup_already_here(sessions)
     if record.session_id is None:
         if record.foreign_id is None:
             return "already read: no conversation"

@@ -125,3 +125,41 @@ def test_a_title_already_used_in_the_target_gets_a_visible_suffix(source_home, t
     assert titles[mine] == "pinned one"
     restored = [t for i, t in titles.items() if i != mine and t and t.startswith("pinned one")]
     assert len(restored) == 1 and restored[0] != "pinned one"
+
+
+def test_a_backup_of_many_sessions_is_reported_as_such_every_time(tmp_path):
+    """A 55-session backup read again says it holds 55 sessions, all here — never "already
+    imported as" one of them — whether the file is unchanged, rewritten, or restored into the
+    store it was taken from; one session deleted since comes back with one line for the rest."""
+    home = tmp_path / "source"
+    with SessionStore.open(home) as store:
+        ids = [make(store, title=f"session {n}") for n in range(55)]
+    backup = tmp_path / "backup.jsonl"
+    invoke(host(), home, "sessions", "export", str(backup))
+
+    into_itself = invoke(host(), home, "sessions", "import", "--from", "jsonl", str(backup))
+    assert into_itself.exit_code == 0, into_itself.output
+    assert "all 55 sessions of this backup are in this store" in into_itself.output
+    assert "already imported as" not in into_itself.output
+    unchanged = invoke(host(), home, "sessions", "import", "--from", "jsonl", str(backup))
+    assert "all 55 sessions of this backup are in this store" in unchanged.output
+    assert ": no conversation" not in unchanged.output
+
+    target = tmp_path / "target"
+    restored = invoke(host(), target, "sessions", "import", "--from", "jsonl", str(backup))
+    assert "Sessions written: 55" in restored.output
+    again = invoke(host(), target, "sessions", "import", "--from", "jsonl", str(backup))
+    assert "all 55 sessions of this backup are in this store" in again.output
+    assert "already imported as" not in again.output
+
+    with SessionStore.open(target) as store:
+        store.delete_session(ids[7])
+    with backup.open("a", encoding="utf-8") as grown:
+        grown.write("\n")
+    partly = invoke(host(), target, "sessions", "import", "--from", "jsonl", str(backup))
+    assert partly.exit_code == 0, partly.output
+    assert ids[7] in partly.output
+    assert "54 session(s) of this backup already in this store; skipped" in partly.output
+    assert partly.output.count("is already in this store") == 0
+    with SessionStore.open(target) as store:
+        assert store.get_session(ids[7]) is not None

@@ -415,7 +415,7 @@ def test_snapshot_clashes_are_reported_never_fatal(store: SessionStore, tmp_path
         Backup((existing, CHAT)),  # type: ignore[arg-type]
     )
     assert again.status is FileStatus.UNCHANGED
-    assert again.detail == "every session in it is already in this store"
+    assert again.detail == "already imported: its one session is in this store"
 
 
 class FailingAfter:
