@@ -218,13 +218,26 @@ class DatabaseImport:
             snapshot = imported.snapshot
             if snapshot is None:
                 raise ValueError(f"{self.importer.name}: a database importer yields snapshots")
-            entry = self._known.get(imported.foreign_id)
+            known_as = self._known_as(imported.foreign_id)
+            entry = self._known.get(known_as)
             if entry is not None:
                 if imported.continues:
-                    self._append(entry, imported, snapshot)
+                    self._append(entry, imported, snapshot, known_as)
                     self._add_routes(imported, entry.session_id)
-                elif self._catch_up(entry, imported, snapshot):
+                elif self._catch_up(entry, imported, snapshot, known_as):
                     self._add_routes(imported, entry.session_id)
+                else:  # another conversation under the same id: a session of its own
+                    stored = self._store_new(
+                        imported, snapshot, known_as=_of_this_file(imported.foreign_id, self.key)
+                    )
+                    if stored is not None:
+                        self.outcome.notes.append(
+                            f"session {shown_id(imported.foreign_id)} differs from the one "
+                            f"imported before as {entry.session_id} (another store using the "
+                            "same id, or a conversation continued in both places): imported "
+                            f"as {stored.session_id}"
+                        )
+                        self._add_routes(imported, stored.session_id)
             elif imported.continues:
                 deleted_here += 1  # imported once, deleted here since: left deleted
             else:
@@ -239,41 +252,50 @@ class DatabaseImport:
             )
         return cursor
 
-    def _catch_up(self, entry: ImportedEntry, imported: ImportedSession, snapshot: Session) -> bool:
+    def _known_as(self, foreign_id: str) -> str:
+        """The key ``foreign_id`` is known by in this store: its own, or the one of a session
+        imported from this very file under an id another store's session had first."""
+        own = _of_this_file(foreign_id, self.key)
+        return own if own in self._known else foreign_id
+
+    def _catch_up(
+        self, entry: ImportedEntry, imported: ImportedSession, snapshot: Session, known_as: str
+    ) -> bool:
         """A session imported before, read whole from this file (a copy of the store, or the
         store moved to another path): the messages past those already here are appended.
-        False, with a note, when the two conversations differ (another store reusing the
-        id, or one continued on both sides): nothing is written for it."""
+        False when the two conversations differ (another store reusing the id, or one
+        continued on both sides): nothing is written to the session here, and
+        ``imported.messages`` can still be read."""
         incoming = list(imported.messages)
         here = self.store.message_texts(entry.session_id)
         texts = [(message.role, message.content) for message in incoming]
         if texts[: len(here)] == here:
             imported.messages = iter(incoming[len(here) :])
-            self._append(entry, imported, snapshot)
+            self._append(entry, imported, snapshot, known_as)
             return True
         if here[: len(texts)] == texts:
             imported.messages = iter(())
-            self._append(entry, imported, snapshot)  # nothing new: the totals may be
+            self._append(entry, imported, snapshot, known_as)  # nothing new: totals may be
             return True
-        self.outcome.notes.append(
-            f"session {shown_id(imported.foreign_id)} differs from the one imported before as "
-            f"{entry.session_id} (another store using the same id, or a conversation "
-            "continued in both places): not imported"
-        )
+        imported.messages = iter(incoming)
         return False
 
-    def _store_new(self, imported: ImportedSession, snapshot: Session) -> StoredSession | None:
+    def _store_new(
+        self, imported: ImportedSession, snapshot: Session, *, known_as: str | None = None
+    ) -> StoredSession | None:
+        """Store ``imported`` as a new session (its own id when free here). ``known_as``: the
+        foreign id it is remembered by, when not its own (see :func:`_of_this_file`)."""
         messages = iter(imported.messages)
         first = next(messages, None)
         if first is None:
             self.outcome.warnings["session without messages (not imported)"] += 1
             return None
-        foreign_id = imported.foreign_id
+        foreign_id = known_as or imported.foreign_id
         chosen = choose_id(self.store, snapshot.id, started_at=snapshot.started_at)
         parent_id: str | None = None
         parent_kind = snapshot.parent_kind
         if snapshot.parent_session_id is not None:
-            parent = self._known.get(snapshot.parent_session_id)
+            parent = self._known.get(self._known_as(snapshot.parent_session_id))
             parent_id = parent.session_id if parent is not None else None
             parent_kind = parent_kind or "branch"
         fields: dict[str, object] = {name: getattr(snapshot, name) for name in _KEPT_FIELDS}
@@ -336,7 +358,9 @@ class DatabaseImport:
         self.outcome.sessions.append(stored)
         return stored
 
-    def _append(self, entry: ImportedEntry, imported: ImportedSession, snapshot: Session) -> None:
+    def _append(
+        self, entry: ImportedEntry, imported: ImportedSession, snapshot: Session, known_as: str
+    ) -> None:
         session_id = entry.session_id
         messages = iter(imported.messages)
         first = next(messages, None)
@@ -366,7 +390,7 @@ class DatabaseImport:
             elif newest is not None:
                 fields["ended_at"], fields["end_reason"] = newest, END_REASON
             self.store.refresh_session(session_id, fields, seen=seen, last_active_at=newest)
-            self._known[imported.foreign_id] = ImportedEntry(session_id, seen)
+            self._known[known_as] = ImportedEntry(session_id, seen)
 
     def _write(
         self, session_id: str, first: Message, rest: Iterator[Message], start: float
@@ -402,7 +426,7 @@ class DatabaseImport:
 
     def _link_late_parents(self) -> None:
         for pending in self._pending:
-            parent = self._known.get(pending.parent_foreign_id)
+            parent = self._known.get(self._known_as(pending.parent_foreign_id))
             if parent is not None:
                 self.store.link_parent(pending.session_id, parent.session_id, pending.kind)
             else:
@@ -410,6 +434,13 @@ class DatabaseImport:
                     f"session {pending.session_id}: its parent {pending.parent_foreign_id} is "
                     "not in this store; imported without that link"
                 )
+
+
+def _of_this_file(foreign_id: str, key: str) -> str:
+    """The foreign id a session is remembered by when another store's session was imported
+    under the same id first: the id and the file it comes from, so each store's next import
+    finds its own session."""
+    return f"{foreign_id} in {key}"
 
 
 def _route_record(route: ImportedRoute, session_id: str) -> RouteRecord:

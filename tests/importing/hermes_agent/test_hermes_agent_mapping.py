@@ -340,9 +340,12 @@ def test_a_moved_copy_of_the_store_brings_the_messages_it_added(
     assert store.get_session(TIP).message_count == 4
 
 
-def test_another_store_reusing_an_imported_id_is_not_mixed_in(
+def test_another_store_reusing_an_imported_id_gets_a_session_of_its_own(
     tmp_path: Path, store: SessionStore
 ) -> None:
+    """A different store whose session has an id imported before from another store: not
+    mixed into that one, not dropped — a session of its own under a new id, with a note; its
+    next import finds it again (nothing new), and its later messages go to it."""
     (tmp_path / "one").mkdir()
     (tmp_path / "two").mkdir()
     sample, _ = sample_store(tmp_path / "one" / "state.db", 30)
@@ -359,11 +362,24 @@ def test_another_store_reusing_an_imported_id_is_not_mixed_in(
 
     outcome = import_once(store, other.path)
 
-    assert any(
-        note.startswith(f"session {ROOT} differs from the one imported before as {ROOT}")
-        for note in outcome.notes
-    ), outcome.notes
+    notes = [n for n in outcome.notes if n.startswith(f"session {ROOT} differs from the one")]
+    assert len(notes) == 1, outcome.notes
+    assert f"imported before as {ROOT}" in notes[0]
+    own_id = notes[0].rsplit("imported as ", 1)[1]
+    assert own_id != ROOT and own_id in [s.session_id for s in outcome.sessions]
     assert [m.content for m in store.messages(ROOT)] == before
+    theirs = [m.content for m in store.messages(own_id)]
+    assert theirs[0] == "a different first question" and theirs[1:] == before[1:]
+
+    assert import_once(store, other.path).status is FileStatus.UNCHANGED
+    agent = AgentStore.open(other.path, 30)
+    agent.add_message(ROOT, "user", "and one more, in the other store", T0 + 9000)
+    agent.close()
+    grown = import_once(store, other.path)
+    assert [(s.session_id, s.messages) for s in grown.appended] == [(own_id, 1)]
+    assert [m.content for m in store.messages(own_id)][-1] == "and one more, in the other store"
+    assert [m.content for m in store.messages(ROOT)] == before
+    assert import_once(store, sample.path).status is FileStatus.UNCHANGED
 
 
 def test_an_ended_session_is_refreshed_without_new_messages(
