@@ -44,12 +44,18 @@ def test_all_imports_an_orphaned_subagent_once_with_a_note(tmp_path: Path) -> No
 
     assert first.returncode == 0, first.stderr
     ids = imported(first.stdout)
-    assert len(ids) == 3  # the 2.0 and 1.0 sessions, and the orphaned 2.1 subagent
-    [note] = [line for line in first.stdout.splitlines() if "imported without a parent" in line]
+    # The 2.0 and 1.0 sessions, the orphaned 2.1 subagent, and the sample's 2.0 warm-up agent
+    # (agent-9c9c9c9c.jsonl) whose session's transcript was never there.
+    assert len(ids) == 4
+    [note] = [
+        line
+        for line in first.stdout.splitlines()
+        if "imported without a parent" in line and "11111111-" in line
+    ]
     orphan = note.split()[1]
     assert orphan in ids
     assert "11111111-aaaa-4bbb-8ccc-000000000001" in note
-    assert "Summary: 3 imported" in first.stdout
+    assert "Summary: 4 imported" in first.stdout
     shown = hermes(home, config, "sessions", "show", orphan)
     assert shown.returncode == 0, shown.stderr
     assert "Claude Code subagent" in shown.stdout
@@ -59,7 +65,7 @@ def test_all_imports_an_orphaned_subagent_once_with_a_note(tmp_path: Path) -> No
 
     again = hermes(home, config, "sessions", "import", "--all")
     assert again.returncode == 0, again.stderr
-    assert "0 imported, 0 appended, 3 unchanged" in again.stdout
+    assert "0 imported, 0 appended, 4 unchanged" in again.stdout
     assert fingerprint(config) == before  # foreign files: only read
 
 
@@ -93,3 +99,18 @@ def test_a_sibling_subagent_file_of_claude_code_2_0_is_recognised_once_its_sessi
     assert orphaned.returncode == 0, orphaned.stderr
     assert len(imported(orphaned.stdout)) == 1
     assert "(22222222-aaaa-4bbb-8ccc-000000000002)" in orphaned.stdout
+
+
+def test_all_imports_an_orphaned_sibling_subagent_of_claude_code_2_0_once(tmp_path: Path) -> None:
+    config = copy_tree(tmp_path)
+    parser = config / "projects" / S20.parent.name
+    (parser / S20.name).unlink()
+    home = tmp_path / "home"
+
+    first = hermes(home, config, "sessions", "import", "--all")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "(22222222-aaaa-4bbb-8ccc-000000000002)" in first.stdout
+    assert "imported without a parent" in first.stdout
+    again = hermes(home, config, "sessions", "import", "--all")
+    assert again.returncode == 0, again.stderr
+    assert " 0 imported, 0 appended" in again.stdout

@@ -146,7 +146,9 @@ def discovered(config: Path) -> list[str]:
     return sorted(str(c.path.relative_to(config / "projects")) for c in found)
 
 
-def test_discovery_lists_session_files_not_subagents(tmp_path: Path) -> None:
+def test_discovery_lists_session_files_and_orphaned_subagents_only(tmp_path: Path) -> None:
+    """Subagent transcripts come with their session; only agent-9c9c9c9c.jsonl, whose
+    session's transcript is not in its folder, is offered on its own."""
     config = copy_tree(tmp_path)
     assert discovered(config) == [
         "-home-ana-empty/44444444-aaaa-4bbb-8ccc-000000000004.jsonl",
@@ -154,6 +156,7 @@ def test_discovery_lists_session_files_not_subagents(tmp_path: Path) -> None:
         "-home-ana-empty/66666666-aaaa-4bbb-8ccc-000000000006.jsonl",
         "-home-ana-src-parser/11111111-aaaa-4bbb-8ccc-000000000001.jsonl",
         "-home-ana-src-parser/22222222-aaaa-4bbb-8ccc-000000000002.jsonl",
+        "-home-ana-src-parser/agent-9c9c9c9c.jsonl",
         "-home-ana-web/33333333-aaaa-4bbb-8ccc-000000000003.jsonl",
     ]
 
@@ -161,7 +164,7 @@ def test_discovery_lists_session_files_not_subagents(tmp_path: Path) -> None:
 def test_discovery_uses_home_when_claude_config_dir_is_unset(tmp_path: Path) -> None:
     copy_tree(tmp_path)
     found = list(IMPORTER.discover({"HOME": str(tmp_path)}))
-    assert len(found) == 6
+    assert len(found) == 7  # six sessions and an orphaned subagent
     assert all(c.importer == "claude" and c.ended_at for c in found)
     assert list(IMPORTER.discover({"HOME": str(tmp_path / "nobody")})) == []
 

@@ -117,15 +117,16 @@ def test_all_imports_what_discovery_finds_and_then_only_counts_it(
     env = {"CLAUDE_CONFIG_DIR": str(config), "HOME": str(tmp_path / "nobody")}
     first = run(host, home, "--all", env=env)
     assert first.exit_code == 0, first.output
-    assert len(imported_ids(first.output)) == 3
+    # Three sessions, and agent-9c9c9c9c.jsonl: a subagent whose session's log is not there.
+    assert len(imported_ids(first.output)) == 4
     second = run(host, home, "--all", env=env)
     assert second.exit_code == 0
     assert second.output == (
-        "Summary: 0 imported, 0 appended, 3 unchanged, 3 with no conversation, "
+        "Summary: 0 imported, 0 appended, 4 unchanged, 3 with no conversation, "
         "0 malformed line(s) skipped, 0 unreadable.\n"
     )
     only = run(host, home, "--all", "--from", "claude", env=env)
-    assert only.exit_code == 0 and "3 unchanged" in only.output
+    assert only.exit_code == 0 and "4 unchanged" in only.output
 
 
 def test_all_with_nothing_to_find(host: PluginHost, home: Path, tmp_path: Path) -> None:

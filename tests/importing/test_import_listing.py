@@ -63,6 +63,7 @@ def test_at_80_columns_the_seed_layout_tells_imported_sessions_apart(env):
     assert lines[1] == "─" * 80
     assert title_cells(lines) == [
         "claude: Why does the …",
+        "Claude Code warm-up a…",  # agent-9c9c9c9c.jsonl: its session's log is not there
         "claude: Add a test fo…",
         "claude: /orchestrator…",
     ]
@@ -78,7 +79,12 @@ def test_at_120_columns_the_title_column_grows_first(env):
 
 def test_at_200_columns_whole_titles_cjk_included_stay_aligned(env):
     lines = listed(env, 200)
-    assert title_cells(lines) == [LEXER, "claude: Add a test for tabs", README]
+    assert title_cells(lines) == [
+        LEXER,
+        "Claude Code warm-up agent 9c9c9c9c",
+        "claude: Add a test for tabs",
+        README,
+    ]
     id_column = display_width(lines[0][: lines[0].index(" ID") + 1])
     assert {display_width(line[: line.rindex(" ") + 1]) for line in lines[2:]} == {id_column}
 

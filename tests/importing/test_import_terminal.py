@@ -117,7 +117,7 @@ def test_escape_imports_nothing(tmp_path: Path) -> None:
 def test_all_on_a_terminal_draws_a_progress_bar(tmp_path: Path) -> None:
     child = spawn(tmp_path, "--all")
     child.expect(r"Importing \[")
-    child.expect("Summary: 3 imported, 0 appended, 0 unchanged, 3 with no conversation")
+    child.expect("Summary: 4 imported, 0 appended, 0 unchanged, 3 with no conversation")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
@@ -140,7 +140,7 @@ def test_the_installed_command_without_a_terminal(tmp_path: Path) -> None:
     assert everything.returncode == 0, everything.stderr
     assert "Importing [" not in everything.stderr  # no bar without a terminal
     assert (
-        len(re.findall(r"^  Continue it with:  hermes --resume \S+$", everything.stdout, re.M)) == 3
+        len(re.findall(r"^  Continue it with:  hermes --resume \S+$", everything.stdout, re.M)) == 4
     )
     assert fingerprint(Path(env["CLAUDE_CONFIG_DIR"])) == before
     plugins = subprocess.run(

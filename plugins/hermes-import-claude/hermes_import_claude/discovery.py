@@ -91,11 +91,11 @@ def session_files(root: Path) -> Iterator[Path]:
 
 
 def orphaned_subagent_files(root: Path) -> Iterator[Path]:
-    """The subagent transcripts under ``<folder>/<session-id>/subagents/`` whose session
-    transcript ``<folder>/<session-id>.jsonl`` is gone. Found from directory listings alone
-    (a session folder is listed only when its transcript is missing); Claude Code 2.0's
-    sibling ``agent-*.jsonl`` files name their session only inside, so they are not looked
-    for here (``import FILE`` and ``import FOLDER`` still recognise an orphaned one)."""
+    """The subagent transcripts whose session transcript is gone: under
+    ``<folder>/<session-id>/subagents/`` when ``<folder>/<session-id>.jsonl`` is missing
+    (2.1: found from directory listings alone), and Claude Code 2.0's sibling
+    ``<folder>/agent-*.jsonl`` files whose first record names a session with no transcript
+    in the folder (those name their session only inside: the head of each is read)."""
     try:
         folders = sorted(os.scandir(root), key=lambda entry: entry.name)
     except OSError:
@@ -116,6 +116,15 @@ def orphaned_subagent_files(root: Path) -> Iterator[Path]:
             for path in _agent_files(nested):
                 if regular_file_inside(path, folder_path):
                     yield path
+        for name in sorted(entries):
+            if entries[name] or not (name.startswith(AGENT_PREFIX) and name.endswith(SUFFIX)):
+                continue
+            path = folder_path / name
+            if not regular_file_inside(path, folder_path):
+                continue
+            session_id = first_session_id(path)
+            if session_id is not None and session_id + SUFFIX not in entries:
+                yield path
 
 
 def is_orphaned_subagent_file(path: Path) -> bool:

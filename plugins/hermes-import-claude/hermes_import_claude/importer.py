@@ -56,7 +56,8 @@ class ClaudeCodeImporter:
         """Every session transcript under the projects folder, then every orphaned subagent
         transcript (its session's transcript gone), from directory listings and one ``stat``
         each (the file's modification time is its end): ``--all`` over a large unchanged tree
-        opens nothing. :meth:`describe` fills in the rest for the picker."""
+        opens nothing but the head of each Claude Code 2.0 sibling subagent file (which names
+        its session only inside). :meth:`describe` fills in the rest for the picker."""
         root = projects_root(env)
         if root is None:
             return
