@@ -6,12 +6,11 @@ browser is a failure, since CI installs it with apt.
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from debian_chromium import WATCH_SCRIPT, launched_browser
 from hermes_export_html import HtmlExporter
 from html_trace_samples import (
     DirectorySink,
@@ -24,28 +23,12 @@ from png_pixels import distinct_colours
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-IN_CI = os.environ.get("CI", "").lower() == "true"
 
-WATCH_SCRIPT = """
-window.__violations = [];
-document.addEventListener('securitypolicyviolation', (event) => {
-  window.__violations.push(event.violatedDirective + ' ' + event.blockedURI);
-});
-"""
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    if not Path(CHROMIUM).exists():
-        message = f"Debian's chromium is not installed ({CHROMIUM} missing)"
-        if IN_CI:
-            pytest.fail(f"{message}; CI must install it (apt install chromium)")
-        pytest.skip(message)
-    with playwright_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield launched
-        launched.close()
+    yield from launched_browser()
 
 
 class OpenedPage:

@@ -8,12 +8,11 @@ browser is a failure, since CI installs it with apt.
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from debian_chromium import WATCH_SCRIPT, launched_browser
 from insights_samples import HOSTILE_TITLE, HOSTILE_TOOL, PRICES, UTC, build_sample, hostile_home
 from png_pixels import distinct_colours
 
@@ -23,28 +22,12 @@ from hermes_core.store import SessionStore
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-IN_CI = os.environ.get("CI", "").lower() == "true"
 
-WATCH_SCRIPT = """
-window.__violations = [];
-document.addEventListener('securitypolicyviolation', (event) => {
-  window.__violations.push(event.violatedDirective + ' ' + event.blockedURI);
-});
-"""
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    if not Path(CHROMIUM).exists():
-        message = f"Debian's chromium is not installed ({CHROMIUM} missing)"
-        if IN_CI:
-            pytest.fail(f"{message}; CI must install it (apt install chromium)")
-        pytest.skip(message)
-    with playwright_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield launched
-        launched.close()
+    yield from launched_browser()
 
 
 def write(home: Path, target: Path) -> Path:

@@ -9,15 +9,14 @@ browser is a failure, since CI installs it with apt.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
 import pytest
+from debian_chromium import WATCH_SCRIPT, launched_browser
 from web_archive import (
     ATTACK_HOST,
     HOSTILE_WORD,
@@ -31,29 +30,13 @@ from web_archive import (
 playwright_api = pytest.importorskip("playwright.sync_api")
 expect = playwright_api.expect
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-IN_CI = os.environ.get("CI", "").lower() == "true"
 LONG_MESSAGES = 450
 
-WATCH_SCRIPT = """
-window.__violations = [];
-document.addEventListener('securitypolicyviolation', (event) => {
-  window.__violations.push(event.violatedDirective + ' ' + event.blockedURI);
-});
-"""
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        message = f"Debian's chromium is not installed ({CHROMIUM} missing)"
-        if IN_CI:
-            pytest.fail(f"{message}; CI must install it (apt install chromium)")
-        pytest.skip(message)
-    with playwright_api.sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield launched
-        launched.close()
+    yield from launched_browser()
 
 
 @pytest.fixture(scope="module")
