@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import socket
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
@@ -23,7 +22,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-LOOPBACK = "127.0.0.1"
+from hermes_core.loopback import LOOPBACK, listen_on_loopback
+
 PATH = "/mcp"
 
 
@@ -79,15 +79,7 @@ def serve_http(server: Server[Any, Any], token: str, port: int) -> None:
     on stderr once the socket listens."""
     import uvicorn
 
-    # IPPROTO_TCP named so asyncio sets TCP_NODELAY on accepted sockets (no Nagle delay).
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        listener.bind((LOOPBACK, port))
-    except OSError as error:
-        listener.close()
-        raise OSError(f"cannot listen on {LOOPBACK}:{port}: {error.strerror or error}") from None
-    listener.listen(64)
+    listener = listen_on_loopback(port)
     bound = listener.getsockname()[1]
     config = uvicorn.Config(
         http_app(server, token, bound), log_level="warning", lifespan="on", access_log=False

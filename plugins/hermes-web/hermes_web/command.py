@@ -11,8 +11,9 @@ import typer
 from hermes_core.cli.context import cli_context
 from hermes_core.cli.echo import echo
 from hermes_core.cli.errors import UserError, handle_user_errors
+from hermes_core.loopback import LOOPBACK
 
-from .settings import DEFAULT_PORT, LOOPBACK, ServeSettings
+from .settings import DEFAULT_PORT, ServeSettings
 
 
 def register(app: Any) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-LOOPBACK = "127.0.0.1"
+from hermes_core.loopback import LOOPBACK
+
 DEFAULT_PORT = 8742
 
 
