@@ -70,6 +70,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "discord"): "hermes-platform-discord",
     ("platform", "email"): "hermes-platform-email",
     ("platform", "homeassistant"): "hermes-platform-homeassistant",
+    ("platform", "qqbot"): "hermes-platform-qqbot",
 }
 
 T = TypeVar("T")

@@ -122,7 +122,7 @@ class HomeAssistantAdapter:
 
     name = "homeassistant"
     label = "Home Assistant"
-    short_label = "ha"
+    short_label = "hass"
     interactive = True
     gateway = True
     supports_threads = False
