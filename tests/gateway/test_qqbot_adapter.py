@@ -13,12 +13,13 @@ from typing import Any, TypeVar
 
 import pytest
 from gateway_helpers import model_config, running_gateway, title_reply, user_texts
-from hermes_hookspecs import PlatformEvent, UserFacingError
+from hermes_hookspecs import GatewayReply, PlatformEvent, UserFacingError
 from hermes_platform_qqbot.adapter import QQBotAdapter
 from hostile_text import USER_TEXT
 from standins.openai_server import OpenAIStandIn, Reply
 from standins.qqbot_api import APP_ID, SECRET, QQBotStandIn, verify
 
+from hermes_core.gateway.delivery import EventDelivery
 from hermes_core.store import SessionStore
 
 T = TypeVar("T")
@@ -165,3 +166,52 @@ def test_send_posts_an_active_message_and_long_answers_go_in_pieces(
     assert first["content"] + second["content"] == long
     assert active["to"] == ("group", "GROUP_9") and "msg_id" not in active
     assert direct["to"] == ("user", "USER_E") and direct["content"] == "hello there"
+
+
+class HeldGateway:
+    """Delivers into the core's own :class:`EventDelivery` objects and holds them, so the test
+    decides when (and whether) each event is stored, as a slow or failing store would."""
+
+    def __init__(self) -> None:
+        self.held: list[tuple[PlatformEvent, EventDelivery]] = []
+
+    def deliver(self, event: PlatformEvent) -> EventDelivery:
+        delivery = EventDelivery(asyncio.get_running_loop())
+        self.held.append((event, delivery))
+        return delivery
+
+    async def wait_for(self, count: int) -> EventDelivery:
+        while len(self.held) < count:
+            await asyncio.sleep(0.01)
+        return self.held[count - 1][1]
+
+
+def test_an_event_is_acknowledged_only_once_stored_and_a_copy_in_flight_is_not(
+    qq: QQBotStandIn,
+) -> None:
+    gateway = HeldGateway()
+
+    async def run() -> list[int]:
+        adapter = QQBotAdapter()
+        await adapter.start(settings(qq), gateway.deliver)
+        assert adapter.address is not None
+        qq.callback_url = adapter.address
+        try:
+            first = asyncio.ensure_future(asyncio.to_thread(qq.user_says, "USER_F", "hello"))
+            delivery = await gateway.wait_for(1)
+            (event_id,) = qq.events
+            in_flight = await asyncio.to_thread(qq.deliver_again, event_id)
+            delivery._refuse("the store refused the write: disk full")
+            refused = (await first)[1]
+            again = asyncio.ensure_future(asyncio.to_thread(qq.deliver_again, event_id))
+            (await gateway.wait_for(2)).finish(GatewayReply(text="Now stored.", session_id="s1"))
+            stored = await again
+            once_more = await asyncio.to_thread(qq.deliver_again, event_id)
+            await asyncio.to_thread(qq.wait_for_sent, 1)
+            return [in_flight, refused, stored, once_more]
+        finally:
+            await adapter.stop()
+
+    assert asyncio.run(run()) == [503, 503, 200, 200]
+    assert len(gateway.held) == 2
+    assert [m["content"] for m in qq.sent] == ["Now stored."]

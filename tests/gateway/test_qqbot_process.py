@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fresh_venv import fresh_venv_with, listed_distributions, run_hermes
 from gateway_helpers import title_reply, user_texts
 from gateway_process import GatewayProcess, write_config
 from standins.openai_server import OpenAIStandIn, Reply
@@ -91,3 +92,12 @@ def test_a_missing_secret_is_one_line_and_the_gateway_does_not_run(
     assert gateway.process is not None and gateway.process.wait(30) == 1
     lines = [line for line in gateway.log_text().splitlines() if "qqbot" in line]
     assert len(lines) == 1 and "gateway.platforms.qqbot.secret is not set" in lines[0]
+
+
+def test_the_qqbot_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
+    bin_folder = fresh_venv_with(tmp_path, "hermes-platform-qqbot")
+    home = tmp_path / "home"
+    home.mkdir()
+    assert listed_distributions(bin_folder, home) == {"hermes-platform-qqbot"}
+    listed = run_hermes(bin_folder, home, "plugins")
+    assert listed.returncode == 0 and "platform:qqbot" in listed.stdout

@@ -91,6 +91,7 @@ class QQBotAdapter:
         self._api: QQApi | None = None
         self._bridge = LoopBridge("qqbot")
         self._recent = RecentIds()
+        self._storing: set[str] = set()
         self._replies = AnswerTasks()
         self._groups: set[str] = set()
         self.address: str | None = None
@@ -193,16 +194,21 @@ class QQBotAdapter:
         if event is None or event.message_id is None:
             return web.json_response(ACK)
         event_id = str(payload.get("id") or event.message_id)
+        retry = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+        if event_id in self._storing:  # the first copy is not stored yet: not acknowledged
+            return _refuse(request, 503, f"event {event_id} is being stored", headers=retry)
         if not self._recent.begin(event_id):
             log.info("qqbot: event %s came again; taken once", event_id)
             return web.json_response(ACK)
         delivery = self._deliver(event)
+        self._storing.add(event_id)
         try:
             await delivery.stored()
         except DeliveryRefused as error:
             self._recent.dropped(event_id)
-            retry = {"Retry-After": str(RETRY_AFTER_SECONDS)}
             return _refuse(request, 503, str(error), headers=retry)
+        finally:
+            self._storing.discard(event_id)
         self._recent.taken(event_id)
         if event.chat_type == "group":
             self._groups.add(event.chat_id)
