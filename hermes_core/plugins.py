@@ -69,6 +69,8 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "slack"): "hermes-platform-slack",
     ("platform", "discord"): "hermes-platform-discord",
     ("platform", "email"): "hermes-platform-email",
+    ("platform", "homeassistant"): "hermes-platform-homeassistant",
+    ("platform", "qqbot"): "hermes-platform-qqbot",
 }
 
 T = TypeVar("T")

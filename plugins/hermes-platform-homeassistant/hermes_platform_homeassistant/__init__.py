@@ -1,0 +1,1 @@
+"""Hermes as a Home Assistant conversation agent (a gateway platform plugin)."""

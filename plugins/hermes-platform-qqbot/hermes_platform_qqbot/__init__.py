@@ -1,0 +1,1 @@
+"""The ``qqbot`` platform of the Hermes sessions gateway (the QQ Bot open platform API)."""
