@@ -70,6 +70,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "discord"): "hermes-platform-discord",
     ("platform", "email"): "hermes-platform-email",
     ("platform", "mattermost"): "hermes-platform-mattermost",
+    ("platform", "bluebubbles"): "hermes-platform-bluebubbles",
 }
 
 T = TypeVar("T")
