@@ -156,3 +156,20 @@ def test_webhooks_refusals_repeats_and_sending(
     assert [e.text for e in gateway.delivered] == ["hello", "refused once", "refused once"]
     assert set(bluebubbles.echoes) <= {200}
     assert (tmp_path / "cursors.json").is_file()
+
+
+def test_a_message_the_store_refused_is_read_again_without_a_repeat(
+    bluebubbles: BlueBubblesStandIn, tmp_path: Path
+) -> None:
+    bob = "+15550103000"
+    chat = bluebubbles.dm(bob)
+    gateway = ScriptedGateway({"refused twice": 2})
+
+    def scenario(adapter: BlueBubblesAdapter) -> None:
+        assert bluebubbles.user_says(chat, bob, "refused twice")[1] == 503  # the very first
+        assert bluebubbles.wait_for_sent(1)[0]["text"] == "answer: refused twice"
+        assert bluebubbles.user_says(chat, bob, "then live")[1] == 200
+        assert bluebubbles.wait_for_sent(2)[1]["text"] == "answer: then live"
+
+    run_adapter(bluebubbles, tmp_path, gateway, scenario)
+    assert [e.text for e in gateway.delivered] == ["refused twice"] * 3 + ["then live"]

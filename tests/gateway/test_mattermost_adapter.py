@@ -80,16 +80,22 @@ def test_a_refused_token_fails_start_with_one_line(mattermost: MattermostStandIn
 
 
 class ScriptedGateway:
-    """The gateway's side of the contract with the core's :class:`EventDelivery`: every event
-    stored at once and answered ``answer: <text>``."""
+    """The gateway's side of the contract with the core's :class:`EventDelivery`:
+    ``refusals[text]`` times refused as a store that cannot write would, then stored and
+    answered ``answer: <text>``."""
 
-    def __init__(self) -> None:
+    def __init__(self, refusals: dict[str, int] | None = None) -> None:
+        self.refusals = refusals or {}
         self.delivered: list[PlatformEvent] = []
 
     def deliver(self, event: PlatformEvent) -> EventDelivery:
         delivery = EventDelivery(asyncio.get_running_loop())
         self.delivered.append(event)
-        delivery.finish(GatewayReply(text=f"answer: {event.text}", session_id="s1"))
+        if self.refusals.get(event.text, 0) > 0:
+            self.refusals[event.text] -= 1
+            delivery._refuse("the store refused the write: disk full")
+        else:
+            delivery.finish(GatewayReply(text=f"answer: {event.text}", session_id="s1"))
         return delivery
 
 
@@ -139,3 +145,21 @@ def test_threads_long_answers_repeats_and_a_lost_websocket(
     assert texts == ["hello town", "in the thread", "while disconnected", "live again"]
     assert gateway.delivered[1].thread_id is not None
     assert (tmp_path / "cursors.json").is_file()
+
+
+def test_a_post_the_store_refused_is_read_again_even_in_a_new_channel(
+    mattermost: MattermostStandIn, tmp_path: Path
+) -> None:
+    alice = mattermost.user("alice")
+    dm = mattermost.channel("D")
+    gateway = ScriptedGateway({"refused twice": 2})
+
+    def scenario(adapter: MattermostAdapter) -> None:
+        mattermost.user_says(dm, alice, "refused twice")  # the channel's very first post
+        assert mattermost.wait_for_posts(1)[0]["message"] == "answer: refused twice"
+        mattermost.user_says(dm, alice, "then live")
+        assert mattermost.wait_for_posts(2)[1]["message"] == "answer: then live"
+
+    run_adapter(mattermost, tmp_path, gateway, scenario)
+    assert [e.text for e in gateway.delivered] == ["refused twice"] * 3 + ["then live"]
+    assert f"channel:{dm}" in (tmp_path / "cursors.json").read_text()

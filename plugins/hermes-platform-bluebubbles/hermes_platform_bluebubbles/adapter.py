@@ -1,19 +1,15 @@
 """The ``bluebubbles`` adapter: iMessage through a BlueBubbles server — its ``new-message``
-webhooks in (an aiohttp endpoint), ``POST /api/v1/message/text`` out.
-
-Settings (``gateway.platforms.bluebubbles``): ``url``, ``password`` (or ``password_env``);
-``host``/``port``/``path`` of the endpoint, whose requests carry ``?password=``;
-``ack_wait_seconds``; ``catch_up_max_age``. A one-to-one chat is keyed by the other person's
-canonical handle, a group chat by its guid and the sender. A webhook is answered 200 once
-stored, a repeat taken once; at start, what came after the last stored message is read with
-``POST /api/v1/message/query`` (catch-up).
+webhooks in (an aiohttp endpoint whose requests carry ``?password=``), ``POST
+/api/v1/message/text`` out (settings: :mod:`.settings`). A one-to-one chat is keyed by the other
+person's canonical handle, a group chat by its guid and the sender. A webhook is answered 200
+once stored, a repeat taken once; at start, and after a refusal, what came after the last stored
+message is read with ``POST /api/v1/message/query`` (catch-up).
 """
 
 from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -29,28 +25,29 @@ from hermes_hookspecs import (
 )
 from hermes_hookspecs.adapter_kit import (
     AnswerTasks,
+    Backoff,
     CursorFile,
     HttpServer,
     LoopBridge,
     RecentIds,
-    SettingsReader,
     StoredPrefix,
     answer_text,
+    is_stopping,
     one_line,
+    sleep_unless,
     start_http_server,
     unless_too_old,
 )
 
-from .messages import chat_guid_of, created_ms, event_from_message
+from .messages import chat_guid_of, created_ms, event_from_message, new_message_in
 from .rest import BlueBubblesRest
+from .settings import BlueBubblesSettings, parse_settings
 
 if TYPE_CHECKING:
     from aiohttp import web
 
 log = logging.getLogger("hermes.gateway.bluebubbles")
 
-DEFAULTS: Mapping[str, Any] = {"host": "127.0.0.1", "port": 8647, "path": "/bluebubbles/webhook",
-                               "ack_wait_seconds": 10}  # fmt: skip
 CURSOR = "messages"
 Place = tuple[int, str]  # a message's dateCreated and guid
 
@@ -67,13 +64,14 @@ class BlueBubblesAdapter:
     reapable = False
 
     def __init__(self) -> None:
-        self._settings: dict[str, Any] = dict(DEFAULTS)
+        self._settings: BlueBubblesSettings | None = None
         self._rest: BlueBubblesRest | None = None
-        self._max_age: float | None = None
+        self._stopping = asyncio.Event()
         self._deliver: Deliver | None = None
         self._server: HttpServer | None = None
         self._bridge = LoopBridge("bluebubbles")
         self._seen = RecentIds()
+        self._retry = Backoff(first=1.0, ceiling=30.0)
         self._on_the_way: dict[str, Delivery] = {}
         self._order: StoredPrefix[Place] = StoredPrefix()
         self._chats: dict[str, str] = {}
@@ -83,16 +81,8 @@ class BlueBubblesAdapter:
 
     def connect(self, config: Mapping[str, Any]) -> None:
         """Take and check the settings (the endpoint opens in :meth:`start`)."""
-        read = SettingsReader("bluebubbles", config, DEFAULTS)
-        url = read.text("url", required=True, what="the BlueBubbles server's address")
-        if not url or not url.startswith(("http://", "https://")):
-            raise read.problem("url", "must start with http:// or https://")
-        password = read.secret("password", "the BlueBubbles server's password")
-        read.port()
-        read.text("path", required=True)
-        read.number("ack_wait_seconds", positive=True)
-        self._max_age = read.optional_seconds("catch_up_max_age")
-        self._rest, self._settings = BlueBubblesRest(url, password), read.values
+        settings = self._settings = parse_settings(config)
+        self._rest = BlueBubblesRest(settings.url, settings.password)
 
     def send(self, chat_id: str, text: str, thread_id: str | None = None) -> str | None:
         """Send ``text`` to a chat guid, or to a person's handle (their one-to-one chat); the
@@ -120,24 +110,26 @@ class BlueBubblesAdapter:
 
         self.connect(config)
         rest, settings = self._rest, self._settings
-        assert rest is not None
+        assert rest is not None and settings is not None
         await rest.ping()
         app = web.Application(client_max_size=1 << 20)
-        app.router.add_post(str(settings["path"]), self._receive)
+        app.router.add_post(settings.path, self._receive)
         try:
-            server = await start_http_server(app, str(settings["host"]), int(settings["port"]))
+            server = await start_http_server(app, settings.host, settings.port)
         except UserFacingError:
             await rest.close()
             raise
         self._server, self._deliver = server, deliver
-        self.address = f"http://{server.host}:{server.port}{settings['path']}"
+        self.address = f"http://{server.host}:{server.port}{settings.path}"
         self._cursors = CursorFile.of(config)
         self._bridge.bind()
+        self._stopping.clear()
         self._answers.spawn(self._catch_up())
         log.info("bluebubbles: webhooks at %s, server %s", self.address, rest.url)
 
     async def stop(self) -> None:
         """Stop serving, finish the answers going out, close the HTTP session."""
+        self._stopping.set()
         if self._server is not None:
             await self._server.stop()
             self._server = None
@@ -154,14 +146,11 @@ class BlueBubblesAdapter:
         if not hmac.compare_digest(given.encode(), self._rest.password.encode()):
             return self._refuse(request, 401, "missing or wrong ?password=")
         try:
-            payload = json.loads(await request.read())
-        except (UnicodeDecodeError, ValueError):
-            return self._refuse(request, 400, "malformed JSON")
-        if not isinstance(payload, dict) or payload.get("type") != "new-message":
+            data = new_message_in(await request.read())
+        except ValueError as error:  # UnicodeDecodeError and JSONDecodeError included
+            return self._refuse(request, 400, f"not a BlueBubbles event ({one_line(error)})")
+        if data is None:
             return web.Response(status=200)  # other events: nothing for the agent
-        data = payload.get("data")
-        if not isinstance(data, dict):
-            return self._refuse(request, 400, "a new-message event without a message")
         guid = str(data.get("guid") or "")
         on_the_way = self._on_the_way.get(guid)
         if on_the_way is not None:  # delivered again while being stored: wait for it
@@ -173,17 +162,16 @@ class BlueBubblesAdapter:
         """Deliver, oldest first, the messages received after the last one stored."""
         cursors, rest = self._cursors, self._rest
         saved = cursors.get(CURSOR) if cursors is not None else None
-        if saved is None or rest is None:
+        if saved is None or rest is None or self._stopping.is_set():
             return
-        after_text, _, last_guid = saved.partition(":")
+        after, _, last_guid = saved.partition(":")
         try:
-            found = await rest.messages_after(int(after_text))
+            found = await rest.messages_after(int(after) - 1, but=last_guid)  # same ms too
         except Exception as error:
             log.warning("bluebubbles: no catch-up: %s", one_line(error))
             return
         for message in found:
-            if message.get("guid") != last_guid:
-                self._take(message)
+            self._take(message)
 
     def _take(self, message: Mapping[str, Any]) -> Delivery | None:
         """Deliver a new message, answered aside; None when not for the agent or seen."""
@@ -197,8 +185,11 @@ class BlueBubblesAdapter:
             return None
         self._chats[event.chat_id] = chat_guid
         place = (created_ms(message), guid)
+        if self._cursors is not None and self._cursors.get(CURSOR) is None:
+            self._save(f"{place[0] - 1}:")  # the first message seen: read from it on
         self._order.add(place)
-        delivery = deliver(unless_too_old(event, self._max_age))
+        max_age = self._settings.catch_up_max_age if self._settings else None
+        delivery = deliver(unless_too_old(event, max_age))
         self._on_the_way[guid] = delivery
         self._answers.spawn(self._answer(event, chat_guid, place, delivery))
         return delivery
@@ -209,7 +200,7 @@ class BlueBubblesAdapter:
         """200 once stored; 503 when refused or still on its way after ``ack_wait_seconds``."""
         from aiohttp import web
 
-        wait = float(self._settings["ack_wait_seconds"])
+        wait = self._settings.ack_wait_seconds if self._settings else 10.0
         try:
             await asyncio.wait_for(delivery.stored(), wait)
         except TimeoutError:
@@ -223,20 +214,29 @@ class BlueBubblesAdapter:
                       delivery: Delivery) -> None:  # fmt: skip
         try:
             await delivery.stored()
-        except DeliveryRefused:  # answered 503; read again at the next start's catch-up
-            return self._forget(place[1], taken=False)
+        except DeliveryRefused as error:  # answered 503; read again after a pause
+            self._forget(place[1], taken=False)
+            if not is_stopping(error) and not self._stopping.is_set():
+                await sleep_unless(self._retry.next_pause(), self._stopping)
+                await self._catch_up()
+            return
         self._forget(place[1], taken=True)
-        if self._order.done(place) and self._order.confirmable and self._cursors is not None:
-            try:
-                self._cursors.save(CURSOR, "{}:{}".format(*self._order.confirmable))
-            except OSError as error:
-                log.error("bluebubbles: the catch-up position was not saved: %s", one_line(error))
+        self._retry.reset()
+        if self._order.done(place) and self._order.confirmable:
+            self._save("{}:{}".format(*self._order.confirmable))
         try:
             text = answer_text(await delivery.reply())
             if text and self._rest is not None:
                 await self._rest.send_text(chat_guid, text)
         except Exception as error:
             log.error("bluebubbles: no answer in %s: %s", chat_guid, one_line(error))
+
+    def _save(self, value: str) -> None:
+        try:
+            if self._cursors is not None:
+                self._cursors.save(CURSOR, value)
+        except OSError as error:
+            log.error("bluebubbles: the catch-up position was not saved: %s", one_line(error))
 
     def _forget(self, guid: str, *, taken: bool) -> None:
         self._on_the_way.pop(guid, None)

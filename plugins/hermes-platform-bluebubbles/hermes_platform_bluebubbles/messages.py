@@ -4,6 +4,7 @@ message shape: ``guid``, ``text``, ``isFromMe``, ``handle.address``, ``chats[].g
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -12,6 +13,17 @@ from hermes_hookspecs import PlatformEvent
 
 GROUP_STYLE = 43
 """A chat's ``style`` for a group chat (a one-to-one chat is 45)."""
+
+
+def new_message_in(body: bytes) -> dict[str, Any] | None:
+    """The message of a ``new-message`` webhook body (``{"type", "data"}``); None for the
+    other events; ValueError for malformed JSON or a ``new-message`` without a message."""
+    payload = json.loads(body)
+    if not isinstance(payload, dict) or payload.get("type") != "new-message":
+        return None
+    if not isinstance(payload.get("data"), dict):
+        raise ValueError("a new-message event without a message")
+    return dict(payload["data"])
 
 
 def canonical_handle(address: str) -> str:

@@ -72,9 +72,9 @@ class BlueBubblesRest:
             last = (str(data.get("guid") or "") or None) if isinstance(data, dict) else None
         return last
 
-    async def messages_after(self, after: int) -> list[dict[str, Any]]:
-        """``POST /message/query``: every message created after ``after`` (ms), oldest
-        first, with its chats and handle (paged)."""
+    async def messages_after(self, after: int, but: str = "") -> list[dict[str, Any]]:
+        """``POST /message/query``: every message created after ``after`` (ms) except the
+        one whose guid is ``but``, oldest first, with its chats and handle (paged)."""
         found: list[dict[str, Any]] = []
         while True:
             body = {"after": after, "sort": "ASC", "limit": PAGE, "offset": len(found),
@@ -83,7 +83,7 @@ class BlueBubblesRest:
             batch = [m for m in page if isinstance(m, dict)] if isinstance(page, list) else []
             found.extend(batch)
             if len(batch) < PAGE:
-                return sorted(found, key=created_ms)
+                return sorted((m for m in found if m.get("guid") != but), key=created_ms)
 
     async def call(self, method: str, path: str, **options: Any) -> Any:
         """One call; its ``data``, :class:`ApiError` for an error status."""

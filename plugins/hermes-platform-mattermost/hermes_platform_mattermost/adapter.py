@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -35,12 +34,13 @@ from hermes_hookspecs.adapter_kit import (
     SettingsReader,
     StoredPrefix,
     answer_text,
+    is_stopping,
     one_line,
     sleep_unless,
     unless_too_old,
 )
 
-from .posts import created_ms, event_from_post
+from .posts import created_ms, event_from_post, posted_of_frame
 from .rest import MESSAGE_CHARS, ApiError, MattermostRest
 
 __all__ = ["MESSAGE_CHARS", "MattermostAdapter", "event_from_post"]
@@ -72,6 +72,7 @@ class MattermostAdapter:
         self._stop = asyncio.Event()
         self._connected = asyncio.Event()
         self._seen = RecentIds()
+        self._retry = Backoff(first=1.0, ceiling=30.0)
         self._order: dict[str, StoredPrefix[Place]] = {}
         self._kinds: dict[str, str] = {}
         self._cursors: CursorFile | None = None
@@ -164,7 +165,9 @@ class MattermostAdapter:
                     self._connected.set()
                     async for frame in socket:
                         if frame.type == aiohttp.WSMsgType.TEXT:
-                            self._on_frame(str(frame.data))
+                            posted = posted_of_frame(str(frame.data))
+                            if posted is not None:
+                                self._take(*posted)
                 problem = "the server closed the connection"
             except asyncio.CancelledError:
                 raise
@@ -176,17 +179,6 @@ class MattermostAdapter:
             log.warning("mattermost: WebSocket lost (%s); reconnecting in %.0fs", problem, wait)
             await sleep_unless(wait, self._stop)
 
-    def _on_frame(self, data: str) -> None:
-        try:
-            message = json.loads(data)
-            info = message.get("data") if message.get("event") == "posted" else None
-            post = json.loads(info["post"]) if isinstance(info, dict) else None
-        except (ValueError, TypeError, KeyError, AttributeError):
-            return
-        if isinstance(post, dict) and isinstance(info, dict):
-            sender = str(info.get("sender_name") or "").lstrip("@") or None
-            self._take(post, str(info.get("channel_type") or ""), sender)
-
     async def _catch_up(self) -> None:
         """Deliver, oldest first, what each known channel got since its last stored post."""
         cursors, rest = self._cursors, self._rest
@@ -194,10 +186,9 @@ class MattermostAdapter:
             return
         for key in cursors.keys(CURSOR_PREFIX):
             channel = key.removeprefix(CURSOR_PREFIX)
-            since_text, _, kind = str(cursors.get(key)).partition(":")
-            since = int(since_text) if since_text.isdigit() else 0
-            try:
-                found = await rest.posts_since(channel, since)
+            since, kind, last = [*str(cursors.get(key)).split(":"), "", ""][:3]
+            try:  # from the last stored post's millisecond on, that post excepted
+                found = await rest.posts_since(channel, int(since or 0), but=last)
             except Exception as error:
                 log.warning("mattermost: no catch-up in %s: %s", channel, one_line(error))
                 continue
@@ -213,6 +204,8 @@ class MattermostAdapter:
             return  # delivered twice (a reconnection's catch-up, a repeated event)
         self._kinds[event.chat_id] = channel_type
         place = (created_ms(post), event.message_id)
+        if self._cursors is not None and self._cursors.get(CURSOR_PREFIX + event.chat_id) is None:
+            self._save(event.chat_id, (place[0] - 1, ""))  # a new channel: read from this post on
         self._order.setdefault(event.chat_id, StoredPrefix()).add(place)
         delivery = deliver(unless_too_old(event, self._max_age))
         self._answers.spawn(self._answer(event, place, delivery))
@@ -224,9 +217,12 @@ class MattermostAdapter:
             await delivery.stored()
         except DeliveryRefused as error:
             self._seen.dropped(place[1])
-            log.warning("mattermost: a post in %s was not taken (%s); it is read again at the "
-                        "next connection", event.chat_id, error)  # fmt: skip
+            log.warning("mattermost: a post in %s was not taken (%s)", event.chat_id, error)
+            if not is_stopping(error):  # read again after a pause (else at the next start)
+                await sleep_unless(self._retry.next_pause(), self._stop)
+                await self._catch_up()
             return
+        self._retry.reset()
         self._seen.taken(place[1])
         self._remember(event.chat_id, place)
         try:
@@ -240,11 +236,13 @@ class MattermostAdapter:
     def _remember(self, channel: str, place: Place) -> None:
         """Move the channel's catch-up point once every post before ``place`` is stored."""
         order = self._order.get(channel)
-        if order is None or not order.done(place) or order.confirmable is None:
-            return
+        if order is not None and order.done(place) and order.confirmable is not None:
+            self._save(channel, order.confirmable)
+
+    def _save(self, channel: str, place: Place) -> None:
+        value = f"{place[0]}:{self._kinds[channel]}:{place[1]}"  # create_at, type, post id
         try:
             if self._cursors is not None:
-                value = f"{order.confirmable[0]}:{self._kinds.get(channel, '')}"
                 self._cursors.save(CURSOR_PREFIX + channel, value)
         except OSError as error:
             log.error("mattermost: the catch-up position was not saved: %s", one_line(error))

@@ -3,6 +3,7 @@ shape and the ``posted`` event's ``channel_type``)."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -17,6 +18,21 @@ def created_ms(post: Mapping[str, Any]) -> int:
     """The post's ``create_at`` (milliseconds since the epoch; 0 when missing)."""
     value = post.get("create_at")
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def posted_of_frame(frame: str) -> tuple[dict[str, Any], str, str | None] | None:
+    """The post, channel type and sender of a WebSocket frame carrying a ``posted`` event
+    (``data.post`` is the post as a JSON string); None for any other frame."""
+    try:
+        message = json.loads(frame)
+        info = message.get("data") if message.get("event") == "posted" else None
+        post = json.loads(info["post"]) if isinstance(info, dict) else None
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    if not isinstance(post, dict) or not isinstance(info, dict):
+        return None
+    sender = str(info.get("sender_name") or "").lstrip("@") or None
+    return post, str(info.get("channel_type") or ""), sender
 
 
 def event_from_post(

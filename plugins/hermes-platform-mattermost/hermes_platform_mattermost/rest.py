@@ -91,13 +91,15 @@ class MattermostRest:
             last = str(answer.get("id") or "") or None
         return last
 
-    async def posts_since(self, channel: str, since: int) -> list[dict[str, Any]]:
-        """``GET /channels/{id}/posts?since=``: the posts created at ``since`` (ms) or later,
-        oldest first (the API also returns older posts edited since)."""
-        page = await self.call("GET", f"/channels/{channel}/posts", params={"since": str(since)})
+    async def posts_since(self, channel: str, since: int, but: str = "") -> list[dict[str, Any]]:
+        """``GET /channels/{id}/posts?since=``: the posts created at ``since`` (ms) or later
+        (the API also returns older posts edited since) except the one whose id is ``but``,
+        oldest first."""
+        page = await self.call("GET", f"/channels/{channel}/posts",
+                               params={"since": str(since - 1)})  # fmt: skip
         posts = page.get("posts") if isinstance(page, dict) else None
         found = [p for p in (posts or {}).values() if isinstance(p, dict)]
-        found = [p for p in found if created_ms(p) >= since]
+        found = [p for p in found if created_ms(p) >= since and p.get("id") != but]
         return sorted(found, key=lambda p: (created_ms(p), str(p.get("id"))))
 
     async def call(self, method: str, path: str, **options: Any) -> Any:
