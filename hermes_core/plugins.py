@@ -71,6 +71,8 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "email"): "hermes-platform-email",
     ("platform", "homeassistant"): "hermes-platform-homeassistant",
     ("platform", "qqbot"): "hermes-platform-qqbot",
+    ("platform", "mattermost"): "hermes-platform-mattermost",
+    ("platform", "bluebubbles"): "hermes-platform-bluebubbles",
 }
 
 T = TypeVar("T")

@@ -1,0 +1,1 @@
+"""The ``bluebubbles`` (iMessage) platform of the Hermes sessions gateway."""

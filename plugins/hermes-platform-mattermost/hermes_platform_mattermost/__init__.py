@@ -1,0 +1,1 @@
+"""The ``mattermost`` platform of the Hermes sessions gateway."""
