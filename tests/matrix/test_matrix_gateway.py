@@ -280,3 +280,50 @@ def test_a_message_sent_while_the_gateway_was_down_is_answered_once_after_it_sta
             "after the start",
         ]
     assert "Traceback" not in gateway.log_text()
+
+
+def test_more_messages_than_one_sync_holds_while_down_are_all_answered_once_in_order(
+    tmp_path: Path, synapse: Synapse, standin: OpenAIStandIn
+) -> None:
+    """Over 100 messages sent while the gateway is down: the first sync after the start comes
+    back ``limited`` (its timeline holds only the last 100 events), so the room is paged back
+    from ``prev_batch`` to the saved position — every message stored and answered once, oldest
+    first, and a third start answers nothing again."""
+    backlog = 106
+    bot, alice = synapse.new_user("bot"), synapse.new_user("alice")
+    room = alice.create_room([bot.user_id], direct=True)
+    standin.add(Reply(text="Noted.", times=None))
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, {"matrix": matrix_settings(synapse, bot)})
+    with GatewayProcess(home) as gateway:
+        wait_until(lambda: bot.user_id in alice.members(room), "the bot joined the DM")
+        alice.send(room, "before the stop")
+        wait_until(lambda: len(turn_requests(standin)) == 1, "the first turn was answered")
+        time.sleep(1)
+        assert gateway.terminate() == 0
+    sent = [f"backlog message {n:03d}" for n in range(backlog)]
+    for text in sent:
+        alice.send(room, text)
+    key = f"agent:main:matrix:dm:{room}"
+
+    def stored_user_texts() -> list[str]:
+        sessions = [s for s in keyed(home, key) if s.ended_at is None]
+        if not sessions:
+            return []
+        with SessionStore.open(home) as store:
+            return user_texts(store.messages(sessions[0].id))
+
+    with GatewayProcess(home) as gateway:
+        wait_until(
+            lambda: len(turn_requests(standin)) == 1 + backlog,
+            "every message of the backlog was answered",
+            timeout=240,
+        )
+        time.sleep(2)
+        assert gateway.terminate() == 0
+    with GatewayProcess(home) as gateway:  # nothing left to catch up
+        time.sleep(3)
+        assert gateway.terminate() == 0
+    assert stored_user_texts() == ["before the stop", *sent]
+    assert [last_user_text(body) for body in turn_requests(standin)] == ["before the stop", *sent]
+    assert "Traceback" not in gateway.log_text()
