@@ -269,3 +269,43 @@ def test_messages_written_while_the_gateway_was_down_are_answered_once_after_it_
             "after the start",
         ]
     }
+
+
+def test_a_reply_in_a_thread_written_while_the_gateway_was_down_is_answered_once_in_it(
+    tmp_path: Path, standin: OpenAIStandIn, slack: SlackStandIn
+) -> None:
+    """``conversations.history`` leaves thread replies out: the threads the gateway took part
+    in are read back with ``conversations.replies`` at start, and what came after the last
+    stored reply is answered once, in its thread."""
+    standin.add(
+        Reply(text="In the thread.", match="thread: first"),
+        Reply(text="Caught up in the thread.", match="thread: while down"),
+        Reply(text="Top level.", times=None),
+    )
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(slack))
+    channel = slack.channel("channel")
+    with GatewayProcess(home) as gateway:
+        slack.events_url = gateway.addresses["slack"]
+        anchor, _ = slack.user_says(channel, "UALICE", "a top-level question")
+        slack.wait_for_posts(1)
+        first = answer_to(
+            slack, lambda: slack.user_says(channel, "UBOB", "thread: first", thread_ts=anchor)
+        )
+        assert first["thread_ts"] == anchor
+        assert gateway.terminate() == 0
+    slack.events_url = None
+    slack.user_says(channel, "UBOB", "thread: while down", thread_ts=anchor, app_reachable=False)
+    with GatewayProcess(home) as gateway:
+        slack.events_url = gateway.addresses["slack"]
+        caught = slack.wait_for_posts(3)[2]
+        assert (caught["text"], caught["thread_ts"]) == ("Caught up in the thread.", anchor)
+        assert gateway.terminate() == 0
+    with GatewayProcess(home) as gateway:  # nothing left to catch up
+        time.sleep(3)
+        assert gateway.terminate() == 0
+    assert len(slack.posted) == 3
+    assert sessions_by_key(home)[f"agent:main:slack:group:{channel}:{anchor}"] == [
+        "thread: first",
+        "thread: while down",
+    ]

@@ -23,8 +23,9 @@ import asyncio
 import json
 import logging
 import re
+import time
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import (
@@ -60,6 +61,9 @@ log = logging.getLogger("hermes.gateway.slack")
 
 MESSAGE_CHARS = 4000
 """Slack truncates past 40,000 characters and advises 4,000; longer answers are split."""
+THREAD_CATCH_UP_SECONDS = 7 * 24 * 3600
+"""Threads whose last stored reply is older than this are not read back at a start (one
+``conversations.replies`` call each)."""
 MAX_BODY_BYTES = 1 << 20
 DEFAULTS: Mapping[str, Any] = {
     "host": "127.0.0.1",
@@ -301,31 +305,57 @@ class SlackAdapter:
         return await self._take(request, event, identity)
 
     async def _catch_up(self, client: AsyncWebClient, deliver: Deliver) -> None:
-        """Deliver, oldest first, what each known conversation got after its last stored ts."""
+        """Deliver, oldest first, what each known conversation got after its last stored ts:
+        its top-level messages (``conversations.history``), and the replies in each thread
+        the gateway took part in (``conversations.replies``: history leaves them out)."""
         cursors = self._cursors
         if cursors is None:
             return
         for key in cursors.keys(prefix="conversation:"):
             channel = key.removeprefix("conversation:")
-            try:
-                found: list[dict[str, Any]] = []
-                cursor: str | None = None
-                while True:
-                    page = await client.conversations_history(
-                        channel=channel, oldest=cursors.get(key), limit=200, cursor=cursor
-                    )
-                    found.extend(m for m in page.get("messages") or [] if isinstance(m, dict))
-                    cursor = (page.get("response_metadata") or {}).get("next_cursor")
-                    if not page.get("has_more") or not cursor:
-                        break
-            except Exception as error:
-                log.warning("slack: no catch-up in %s: %s", channel, one_line(error))
-                continue
-            for message in sorted(found, key=lambda m: float(m.get("ts", 0))):
-                event = event_from_message({**message, "channel": channel}, self._bot_user)
-                identity = f"{channel}:{event.message_id}" if event is not None else ""
-                if event is not None and self._seen.begin(identity):
-                    self._start(deliver, event, identity)
+            found = await self._read_since(
+                client.conversations_history, channel, oldest=cursors.get(key)
+            )
+            self._deliver_caught_up(deliver, channel, found)
+        quiet_since = time.time() - THREAD_CATCH_UP_SECONDS
+        for key in cursors.keys(prefix="thread:"):
+            channel, _, thread_ts = key.removeprefix("thread:").partition(":")
+            oldest = float(cursors.get(key) or 0)
+            if oldest < quiet_since:
+                continue  # a thread quiet for a week: not read at every start
+            found = await self._read_since(client.conversations_replies, channel, ts=thread_ts)
+            later = [
+                m for m in found if float(m.get("ts", 0)) > oldest and m.get("ts") != thread_ts
+            ]
+            self._deliver_caught_up(deliver, channel, later)
+
+    @staticmethod
+    async def _read_since(
+        method: Callable[..., Awaitable[Any]], channel: str, **arguments: Any
+    ) -> list[dict[str, Any]]:
+        """Every message a paged Web API read of ``channel`` gives (empty, with one log line,
+        on failure)."""
+        found: list[dict[str, Any]] = []
+        cursor: str | None = None
+        try:
+            while True:
+                page = await method(channel=channel, limit=200, cursor=cursor, **arguments)
+                found.extend(m for m in page.get("messages") or [] if isinstance(m, dict))
+                cursor = (page.get("response_metadata") or {}).get("next_cursor")
+                if not page.get("has_more") or not cursor:
+                    return found
+        except Exception as error:
+            log.warning("slack: no catch-up in %s: %s", channel, one_line(error))
+            return []
+
+    def _deliver_caught_up(
+        self, deliver: Deliver, channel: str, messages: list[dict[str, Any]]
+    ) -> None:
+        for message in sorted(messages, key=lambda m: float(m.get("ts", 0))):
+            event = event_from_message({**message, "channel": channel}, self._bot_user)
+            identity = f"{channel}:{event.message_id}" if event is not None else ""
+            if event is not None and self._seen.begin(identity):
+                self._start(deliver, event, identity)
 
     async def _take(
         self, request: web.Request, event: PlatformEvent, identity: str | None
@@ -371,6 +401,18 @@ class SlackAdapter:
         except OSError as error:
             log.error("slack: the catch-up position was not saved: %s", one_line(error))
 
+    def _remember_thread(self, channel: str, thread_ts: str, ts: str) -> None:
+        """Keep the thread's catch-up point at its newest stored reply (a thread is one chat:
+        its replies are stored in order)."""
+        if not self._cursors:
+            return
+        key = f"thread:{channel}:{thread_ts}"
+        try:
+            if float(ts) > float(self._cursors.get(key) or 0):
+                self._cursors.save(key, ts)
+        except OSError as error:
+            log.error("slack: the catch-up position was not saved: %s", one_line(error))
+
     def _forget(self, identity: str, *, taken: bool) -> None:
         self._on_the_way.pop(identity, None)
         if taken:
@@ -389,6 +431,8 @@ class SlackAdapter:
         if identity is not None:
             self._forget(identity, taken=True)
             self._remember_stored(event.chat_id, str(event.message_id))
+            if event.thread_id is not None:
+                self._remember_thread(event.chat_id, event.thread_id, str(event.message_id))
         try:
             text = answer_text(await delivery.reply())
         except DeliveryRefused as error:
