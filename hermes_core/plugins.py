@@ -70,6 +70,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "discord"): "hermes-platform-discord",
     ("platform", "email"): "hermes-platform-email",
     ("platform", "whatsapp"): "hermes-platform-whatsapp",
+    ("platform", "signal"): "hermes-platform-signal",
 }
 
 T = TypeVar("T")
