@@ -182,3 +182,25 @@ def test_a_refused_message_is_tried_again_and_a_long_answer_goes_in_pieces(
     pieces = [m["message"] for m in signal.sent]
     assert len(pieces) == 3 and all(len(p) <= MAX_MESSAGE_CHARS for p in pieces)
     assert "".join(pieces) == text
+
+
+def test_receipts_and_own_messages_are_skipped_and_the_position_moves_past_them(
+    signal: SignalStandIn, tmp_path: Path
+) -> None:
+    alice = signal.person("Alice", "+15551110001")
+    own = signal.person("Me", signal.account)
+    gateway = ScriptedGateway()
+
+    def skipped() -> None:
+        wait_until(lambda: signal.streams_opened() == 1)
+        receipt = {"source": alice["number"], "sourceNumber": alice["number"],
+                   "sourceUuid": alice["uuid"], "timestamp": 1,
+                   "receiptMessage": {"when": 1, "isDelivery": True, "timestamps": [1]}}  # fmt: skip
+        signal.emit({"envelope": receipt, "account": signal.account})
+        signal.user_says(own, "my own message")
+        signal.user_says(alice, "a real one")
+        signal.wait_for_sent(1)
+
+    run_adapter(signal, gateway, skipped, **{STATE_FOLDER: str(tmp_path)})
+    assert [e.text for e in gateway.delivered] == ["a real one"]
+    assert CursorFile(tmp_path / "cursors.json").get(CURSOR) == "3"

@@ -21,6 +21,8 @@ from standins.whatsapp_cloud_api import WhatsAppStandIn
 from hermes_core.gateway.delivery import EventDelivery
 from hermes_core.gateway.runner import unknown_platform
 
+ALICE = "15551234567"
+
 
 @pytest.fixture
 def whatsapp() -> Any:
@@ -201,3 +203,19 @@ def test_the_session_follows_the_wa_id_and_a_group_message_its_group(
     assert adapter.session_key("group", "GROUP.abc=", "1555", None) == (
         "agent:main:whatsapp:group:GROUP.abc=:1555"
     )
+
+
+def test_a_reaction_is_not_a_turn_and_a_tapped_button_is_its_title(
+    whatsapp: WhatsAppStandIn,
+) -> None:
+    gateway = ScriptedGateway()
+
+    def taps() -> None:
+        reaction = {"message_id": "wamid.OUT000001", "emoji": "\N{THUMBS UP SIGN}"}
+        assert whatsapp.user_says(ALICE, "", kind="reaction", content=reaction)[1] == 200
+        tapped = {"type": "button_reply", "button_reply": {"id": "yes", "title": "Yes please"}}
+        assert whatsapp.user_says(ALICE, "", kind="interactive", content=tapped)[1] == 200
+        whatsapp.wait_for_sent(1)
+
+    run_adapter(whatsapp, gateway, taps)
+    assert [e.text for e in gateway.delivered] == ["Yes please"]

@@ -92,15 +92,17 @@ class WhatsAppStandIn(ThreadedStandIn):
 
     def notification(
         self, wa_id: str, text: str, *, name: str = "Alice", sender: str | None = None,
-        group_id: str | None = None, kind: str = "text",
+        group_id: str | None = None, kind: str = "text", content: dict[str, Any] | None = None,
     ) -> tuple[str, bytes]:  # fmt: skip
         """A new message notification: (its ``wamid``, the JSON body Meta would POST).
-        ``sender`` is the ``from`` number when it differs from the ``wa_id``."""
+        ``sender`` is the ``from`` number when it differs from the ``wa_id``; ``content`` the
+        object under the message's ``type`` (default: a text body, or a captioned image)."""
         message_id = f"wamid.STANDIN{next(self._ids):06d}"
         message: dict[str, Any] = {"from": sender or wa_id, "id": message_id,
                                    "timestamp": str(int(time.time())), "type": kind}  # fmt: skip
-        message[kind] = {"body": text} if kind == "text" else {"caption": text, "id": "media1",
-                                                               "mime_type": "image/jpeg"}  # fmt: skip
+        default = {"body": text} if kind == "text" else {"caption": text, "id": "media1",
+                                                         "mime_type": "image/jpeg"}  # fmt: skip
+        message[kind] = content if content is not None else default
         if group_id is not None:
             message["group_id"] = group_id
         value = {

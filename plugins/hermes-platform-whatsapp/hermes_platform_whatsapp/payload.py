@@ -12,6 +12,9 @@ from hermes_hookspecs import Attachment, PlatformEvent
 
 SIGNATURE_HEADER = "X-Hub-Signature-256"
 MEDIA_TYPES = frozenset({"image", "video", "audio", "document", "sticker"})
+SKIPPED_TYPES = frozenset({"reaction", "system", "unsupported", "ephemeral", "request_welcome"})
+"""Message types that are not a turn for the agent (a reaction, a number change, a message
+the Cloud API cannot show)."""
 
 
 def signature_ok(app_secret: str, body: bytes, header: str | None) -> bool:
@@ -58,19 +61,27 @@ def canonical_sender(sender: str, contacts: list[dict[str, Any]]) -> tuple[str, 
 def event_from_message(
     message: Mapping[str, Any], contacts: list[dict[str, Any]]
 ) -> PlatformEvent | None:
-    """The gateway event of one incoming message; None when it has no sender or id."""
+    """The gateway event of one incoming message; None when it has no sender or id, or is
+    not a turn (a reaction, a system message). A tapped button is its title as text."""
     sender, message_id = message.get("from"), message.get("id")
     if not isinstance(sender, str) or not sender or not isinstance(message_id, str):
         return None
     wa_id, name = canonical_sender(sender, contacts)
     kind = str(message.get("type", ""))
+    if kind in SKIPPED_TYPES:
+        return None
     body = _dict(message.get(kind))
     text = str(body.get("body") or "") if kind == "text" else str(body.get("caption") or "")
+    if kind == "button":
+        text = str(body.get("text") or "")
+    elif kind == "interactive":
+        choice = _dict(body.get("button_reply") or body.get("list_reply"))
+        text = str(choice.get("title") or "")
     attachments: tuple[Attachment, ...] = ()
     if kind in MEDIA_TYPES:
         label = body.get("filename") or body.get("id") or ""
         attachments = (Attachment(f"{kind} {label}".strip(), None, body.get("mime_type")),)
-    elif kind not in {"text", ""}:
+    elif kind not in {"text", "button", "interactive", ""}:
         attachments = (Attachment(f"{kind} message", None, None),)
     if not text and not attachments:
         return None
