@@ -22,6 +22,9 @@ MAX_MESSAGE_CHARS = 2000
 """Signal's long-message threshold (clients send what is past it as an attachment): longer
 answers go in several messages."""
 
+STREAM_SILENCE_SECONDS = 60.0
+"""How long the event stream may stay silent (keep-alives included) before it is reopened."""
+
 
 class RpcError(Exception):
     """A JSON-RPC error answer of signal-cli (its ``message`` and ``code``)."""
@@ -88,8 +91,12 @@ class Daemon:
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
         query = {"account": self.account} if self.account else None
+        from aiohttp import ClientTimeout
+
+        # signal-cli writes a keep-alive every 15 s: a minute of silence is a dead connection.
+        quiet = ClientTimeout(total=None, sock_read=STREAM_SILENCE_SECONDS)
         async with self.session.get(f"{self.url}/api/v1/events", params=query,
-                                    headers=headers, timeout=None) as answer:  # fmt: skip
+                                    headers=headers, timeout=quiet) as answer:  # fmt: skip
             if answer.status != 200:
                 raise RpcError(f"/api/v1/events answered HTTP {answer.status}")
             event_id: str | None = None
