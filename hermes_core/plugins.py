@@ -73,6 +73,8 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "qqbot"): "hermes-platform-qqbot",
     ("platform", "mattermost"): "hermes-platform-mattermost",
     ("platform", "bluebubbles"): "hermes-platform-bluebubbles",
+    ("platform", "whatsapp"): "hermes-platform-whatsapp",
+    ("platform", "signal"): "hermes-platform-signal",
 }
 
 T = TypeVar("T")

@@ -1,0 +1,1 @@
+"""The ``whatsapp`` platform of the Hermes sessions gateway (WhatsApp Business Cloud API)."""
