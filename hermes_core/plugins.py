@@ -69,6 +69,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "slack"): "hermes-platform-slack",
     ("platform", "discord"): "hermes-platform-discord",
     ("platform", "email"): "hermes-platform-email",
+    ("platform", "feishu"): "hermes-platform-feishu",
 }
 
 T = TypeVar("T")
