@@ -70,6 +70,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "discord"): "hermes-platform-discord",
     ("platform", "email"): "hermes-platform-email",
     ("platform", "feishu"): "hermes-platform-feishu",
+    ("platform", "dingtalk"): "hermes-platform-dingtalk",
 }
 
 T = TypeVar("T")
