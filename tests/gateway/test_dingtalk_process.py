@@ -6,6 +6,7 @@ acknowledgement, and the missing-secret line (SPEC O2, G1)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -189,3 +190,32 @@ def test_the_dingtalk_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
     assert listed_distributions(bin_folder, home) == {"hermes-platform-dingtalk"}
     listed = run_hermes(bin_folder, home, "plugins")
     assert listed.returncode == 0 and "platform:dingtalk" in listed.stdout
+
+
+def test_dingtalk_hears_back_in_time_while_the_chat_is_busy_and_its_resends_are_taken_once(
+    tmp_path: Path, standin: OpenAIStandIn, dingtalk: DingTalkStandIn
+) -> None:
+    release = threading.Event()
+    standin.add(
+        Reply(text="Slow answer.", match="first", hold=release, hold_after_chunks=1),
+        Reply(text="Second answer.", match="second"),
+    )
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(dingtalk, ack_wait_seconds=1))
+    with GatewayProcess(home) as gateway:
+        dingtalk.robot_url = gateway.addresses["dingtalk"]
+        assert dingtalk.user_says("cid_single", "alice", "first")[1].status == 200
+        deadline = time.monotonic() + 30
+        while not any("first" in str(b["messages"]) for b in standin.requests):
+            assert time.monotonic() < deadline, "the model was never asked"
+            time.sleep(0.05)
+        body, busy = dingtalk.user_says("cid_single", "alice", "second", timeout=3)
+        assert busy.status == 503
+        assert dingtalk.deliver(body, timeout=3).status == 503
+        release.set()
+        posts = dingtalk.wait_for_posts(2)
+        assert [p["text"] for p in posts] == ["Slow answer.", "Second answer."]
+        assert dingtalk.deliver(body, timeout=3).status == 200  # stored by now
+        assert gateway.terminate() == 0
+    assert len(dingtalk.posted) == 2
+    assert sessions_by_key(home) == {"agent:main:dingtalk:dm:cid_single": ["first", "second"]}

@@ -94,6 +94,13 @@ def test_settings_mistakes_are_one_line_naming_the_key() -> None:
         partial = {k: v for k, v in full.items() if k != name}
         with pytest.raises(UserFacingError, match=rf"^gateway\.platforms\.feishu\.{name} is not"):
             FeishuAdapter().connect(partial)
+    adapter = FeishuAdapter()
+    adapter.connect(full)
+    assert adapter.api_base == "https://open.feishu.cn"
+    adapter.connect({**full, "domain": "lark"})
+    assert adapter.api_base == "https://open.larksuite.com"
+    adapter.connect({**full, "domain": "lark", "base_url": "http://127.0.0.1:9/"})
+    assert adapter.api_base == "http://127.0.0.1:9"
     with pytest.raises(UserFacingError, match=r"feishu\.domain must be feishu or lark$"):
         FeishuAdapter().connect({**full, "domain": "dingtalk"})
     with pytest.raises(UserFacingError, match=r"feishu\.port must be a port number$"):
@@ -135,6 +142,10 @@ def test_send_posts_long_text_in_pieces_to_the_chat(
     assert all(len(p["text"]) <= MESSAGE_CHARS and p["chat_id"] == "oc_home" for p in posted)
     assert "".join(p["text"] for p in posted) == text and last == posted[-1]["message_id"]
     assert adapter.create_thread("oc_home", "Handoff") is None
+    feishu.revoke_tokens()  # a token Feishu no longer takes: a new one is asked, once
+    adapter.send("oc_home", "after the token expired")
+    assert feishu.wait_for_posts(4)[3]["text"] == "after the token expired"
+    assert feishu.token_requests == 2
 
 
 def test_send_without_a_running_adapter_is_one_line() -> None:

@@ -7,6 +7,8 @@ after the acknowledgement, and the missing-secret line (SPEC O2, G1)."""
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -239,3 +241,38 @@ def test_the_feishu_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
     assert listed_distributions(bin_folder, home) == {"hermes-platform-feishu"}
     listed = run_hermes(bin_folder, home, "plugins")
     assert listed.returncode == 0 and "platform:feishu" in listed.stdout
+
+
+def test_feishu_hears_back_in_time_while_the_chat_is_busy_and_its_resends_are_taken_once(
+    tmp_path: Path, standin: OpenAIStandIn
+) -> None:
+    release = threading.Event()
+    standin.add(
+        Reply(text="Slow answer.", match="first", hold=release, hold_after_chunks=1),
+        Reply(text="Second answer.", match="second"),
+    )
+    home = tmp_path / "home"
+    with FeishuStandIn() as feishu:
+        write_config(home, standin.base_url, platform(feishu, ack_wait_seconds=1))
+        with GatewayProcess(home) as gateway:
+            feishu.events_url = gateway.addresses["feishu"]
+            assert feishu.user_says("oc_p2p", "ou_a", "first")[1].status == 200
+            deadline = time.monotonic() + 30
+            while not any("first" in str(b["messages"]) for b in standin.requests):
+                assert time.monotonic() < deadline, "the model was never asked"
+                time.sleep(0.05)
+            # The chat is busy: the next message is not stored within ack_wait_seconds, so
+            # Feishu hears 503 in time (and sends it again); the re-send while it is still on
+            # its way is the same delivery, not a second one.
+            envelope, busy = feishu.user_says("oc_p2p", "ou_a", "second", timeout=3)
+            assert busy.status == 503
+            assert feishu.deliver(envelope, timeout=3).status == 503
+            release.set()
+            assert [p["text"] for p in feishu.wait_for_posts(2)] == [
+                "Slow answer.",
+                "Second answer.",
+            ]
+            assert feishu.deliver(envelope, timeout=3).status == 200  # stored by now
+            assert gateway.terminate() == 0
+        assert len(feishu.posted) == 2
+    assert sessions_by_key(home) == {"agent:main:feishu:dm:oc_p2p": ["first", "second"]}

@@ -199,6 +199,11 @@ class FeishuStandIn(ThreadedStandIn):
                 self._lock.wait(left)
             return list(self.posted)
 
+    def revoke_tokens(self) -> None:
+        """Every tenant_access_token given so far stops working (as when one expires)."""
+        with self._lock:
+            self._tokens.clear()
+
     # ------------------------------------------------------------------ Open API
 
     async def _token(self, request: web.Request) -> web.Response:

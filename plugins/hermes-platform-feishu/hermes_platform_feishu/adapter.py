@@ -97,6 +97,11 @@ class FeishuAdapter:
         read.number("ack_wait_seconds", positive=True)
         self._settings = read.values
 
+    @property
+    def api_base(self) -> str:
+        """The Open API root in use (from ``domain``, or ``base_url``)."""
+        return self._api.base
+
     def send(self, chat_id: str, text: str, thread_id: str | None = None) -> str | None:
         """Post ``text`` to a chat (blocking; a thread needs a message to reply to, so
         ``thread_id`` is not used); the last message id."""

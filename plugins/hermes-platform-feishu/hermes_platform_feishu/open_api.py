@@ -11,6 +11,10 @@ if TYPE_CHECKING:
     import aiohttp
 
 
+TOKEN_REFUSED = frozenset({99991663, 99991677})
+"""Codes of a tenant token Feishu no longer takes (invalid, expired): ask for a new one."""
+
+
 class FeishuError(Exception):
     """An Open API answer whose ``code`` is not 0 (its ``msg`` and code in one line)."""
 
@@ -54,8 +58,15 @@ class OpenApi:
         return self._token
 
     async def post(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        """POST ``body`` to ``path`` as the app; the answer's ``data``."""
-        answer = await self._post(path, body, {"Authorization": f"Bearer {await self.token()}"})
+        """POST ``body`` to ``path`` as the app; the answer's ``data`` (once more with a new
+        token when Feishu no longer takes the one kept)."""
+        try:
+            answer = await self._post(path, body, {"Authorization": f"Bearer {await self.token()}"})
+        except FeishuError as error:
+            if error.code not in TOKEN_REFUSED:
+                raise
+            self._token = ""
+            answer = await self._post(path, body, {"Authorization": f"Bearer {await self.token()}"})
         data = answer.get("data")
         return data if isinstance(data, dict) else {}
 
