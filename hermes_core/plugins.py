@@ -75,6 +75,8 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "bluebubbles"): "hermes-platform-bluebubbles",
     ("platform", "whatsapp"): "hermes-platform-whatsapp",
     ("platform", "signal"): "hermes-platform-signal",
+    ("platform", "feishu"): "hermes-platform-feishu",
+    ("platform", "dingtalk"): "hermes-platform-dingtalk",
 }
 
 T = TypeVar("T")

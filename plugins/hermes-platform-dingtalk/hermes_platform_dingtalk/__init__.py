@@ -1,0 +1,1 @@
+"""The ``dingtalk`` platform of the Hermes sessions gateway (robot messages, HTTP mode)."""

@@ -1,0 +1,240 @@
+"""The ``feishu`` adapter: a Feishu (or Lark) app bot receiving ``im.message.receive_v1``
+through event subscription callbacks over HTTP, replying through the Open API (aiohttp). Its
+settings and session keys are in the plugin's README. An event is answered 200 only once it is
+stored; Feishu's re-sends of an ``event_id`` already stored are acknowledged, not delivered again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import urllib.parse
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from hermes_hookspecs import (
+    ChatType,
+    Deliver,
+    Delivery,
+    DeliveryRefused,
+    PlatformEvent,
+    UserFacingError,
+    build_session_key,
+)
+from hermes_hookspecs.adapter_kit import (
+    AnswerTasks,
+    HttpServer,
+    LoopBridge,
+    RecentIds,
+    SettingsReader,
+    answer_text,
+    one_line,
+    split_text,
+    start_http_server,
+)
+
+from .events import Refused, event_from_message, read_callback
+from .open_api import FeishuError, OpenApi
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+log = logging.getLogger("hermes.gateway.feishu")
+
+MESSAGE_CHARS = 4000
+"""Longer answers go out as several replies (a text message may hold far more; this reads)."""
+MAX_BODY_BYTES = 1 << 20
+DOMAINS: Mapping[str, str] = {
+    "feishu": "https://open.feishu.cn",
+    "lark": "https://open.larksuite.com",
+}
+DEFAULTS: Mapping[str, Any] = {
+    "domain": "feishu",
+    "host": "127.0.0.1",
+    "port": 8647,
+    "path": "/feishu/events",
+    "ack_wait_seconds": 2.5,
+}
+
+
+class FeishuAdapter:
+    """A Feishu / Lark app: the callback URL served over aiohttp, replies through the Open API."""
+
+    name = "feishu"
+    label = "Feishu / Lark"
+    short_label = "feishu"
+    interactive = True
+    gateway = True
+    supports_threads = False
+    reapable = False
+
+    def __init__(self) -> None:
+        self._settings: dict[str, Any] = dict(DEFAULTS)
+        self._verification = ""
+        self._encrypt_key: str | None = None
+        self._api = OpenApi(DOMAINS["feishu"], "", "")
+        self._server: HttpServer | None = None
+        self._seen = RecentIds(4096)
+        self._on_the_way: dict[str, Delivery] = {}
+        self._replies = AnswerTasks()
+        self._bridge = LoopBridge("feishu")
+        self._deliver: Deliver = _not_started
+        self.address: str | None = None
+
+    def connect(self, config: Mapping[str, Any]) -> None:
+        """Take the settings (checked; the server starts in :meth:`start`)."""
+        read = SettingsReader("feishu", config, DEFAULTS)
+        app_id = read.text("app_id", required=True, what="the app's App ID (cli_…)")
+        secret = read.secret("app_secret", "the app's App Secret, from the developer console")
+        self._verification = read.secret("verification_token", "Events & Callbacks > Encryption")
+        self._encrypt_key = read.text("encrypt_key")
+        domain = read.text("domain")
+        if domain not in DOMAINS:
+            raise read.problem("domain", "must be feishu or lark")
+        self._api = OpenApi(read.text("base_url") or DOMAINS[str(domain)], str(app_id), secret)
+        read.port()
+        read.number("ack_wait_seconds", positive=True)
+        self._settings = read.values
+
+    @property
+    def api_base(self) -> str:
+        """The Open API root in use (from ``domain``, or ``base_url``)."""
+        return self._api.base
+
+    def send(self, chat_id: str, text: str, thread_id: str | None = None) -> str | None:
+        """Post ``text`` to a chat (blocking; a thread needs a message to reply to, so
+        ``thread_id`` is not used); the last message id."""
+
+        async def post() -> str | None:
+            last: str | None = None
+            for piece in split_text(text, MESSAGE_CHARS):
+                data = await self._api.post(
+                    "/open-apis/im/v1/messages?receive_id_type=chat_id",
+                    {"receive_id": chat_id, "msg_type": "text", "content": _content(piece)},
+                )
+                last = str(data.get("message_id") or "") or None
+            return last
+
+        return self._bridge.call(post)
+
+    def session_key(
+        self, chat_type: str, chat_id: str, user_id: str | None, thread_id: str | None
+    ) -> str:
+        """The G1 key of a Feishu chat."""
+        kind: ChatType = chat_type if chat_type in {"dm", "group", "thread"} else "dm"  # type: ignore[assignment]
+        return build_session_key("feishu", kind, chat_id, user_id, thread_id)
+
+    def create_thread(self, chat_id: str, title: str) -> None:
+        """Feishu opens a thread only as a reply to a message: the home chat is used."""
+        return None
+
+    async def start(self, config: Mapping[str, Any], deliver: Deliver) -> None:
+        """Ask for a tenant_access_token (refused credentials stop here), then serve."""
+        from aiohttp import web
+
+        self.connect(config)
+        try:
+            await self._api.open()
+        except Exception as error:
+            if isinstance(error, FeishuError):
+                problem = f"gateway.platforms.feishu.app_secret was refused by Feishu: {error}"
+            else:
+                problem = f"cannot reach the Feishu Open API at {self._api.base}: {one_line(error)}"
+            raise UserFacingError(problem) from None
+        self._bridge.bind()
+        app = web.Application(client_max_size=MAX_BODY_BYTES)
+        self._deliver = deliver
+        app.router.add_post(str(self._settings["path"]), self._receive)
+        host, port = str(self._settings["host"]), int(self._settings["port"])
+        self._server = await start_http_server(app, host, port)
+        self.address = f"http://{self._server.host}:{self._server.port}{self._settings['path']}"
+        log.info("feishu event callbacks at %s (Open API %s)", self.address, self._api.base)
+
+    async def stop(self) -> None:
+        """Stop serving, then send the answers still going out."""
+        if self._server is not None:
+            await self._server.stop()
+            self._server = None
+        await self._replies.wait()
+        self._bridge.unbind()
+        await self._api.close()
+
+    async def _receive(self, request: web.Request) -> web.StreamResponse:
+        from aiohttp import web
+
+        try:
+            payload = read_callback(
+                await request.read(), request.headers, self._verification, self._encrypt_key
+            )
+        except Refused as refused:
+            return self._refuse(request, refused.status, str(refused))
+        if payload.get("type") == "url_verification":
+            return web.json_response({"challenge": payload.get("challenge")})
+        header = payload["header"]
+        event_id, data = str(header.get("event_id") or ""), payload.get("event")
+        wanted = header.get("event_type") == "im.message.receive_v1" and isinstance(data, dict)
+        event = event_from_message(data) if wanted and isinstance(data, dict) else None
+        if event is None:
+            return web.json_response({})  # other events: nothing for the agent
+        delivery = self._on_the_way.get(event_id)
+        if delivery is None:
+            if not self._seen.begin(event_id):
+                return web.json_response({})  # a re-send of an event stored before
+            delivery = self._on_the_way[event_id] = self._deliver(event)
+            self._replies.spawn(self._answer(event, event_id, delivery))
+        wait = float(self._settings["ack_wait_seconds"])
+        try:
+            await asyncio.wait_for(delivery.stored(), wait)
+        except TimeoutError:
+            return self._refuse(request, 503, f"not stored within {wait:g}s; Feishu sends it again")
+        except DeliveryRefused as error:
+            return self._refuse(request, 503, str(error))
+        return web.json_response({})
+
+    async def _answer(self, event: PlatformEvent, event_id: str, delivery: Delivery) -> None:
+        try:
+            await delivery.stored()
+        except DeliveryRefused:
+            self._on_the_way.pop(event_id, None)
+            self._seen.dropped(event_id)
+            return  # answered 503: Feishu sends it again
+        self._on_the_way.pop(event_id, None)
+        self._seen.taken(event_id)
+        try:
+            text = answer_text(await delivery.reply())
+        except DeliveryRefused as error:
+            log.error("feishu: no answer for %s: %s", event.chat_id, error)
+            return
+        if event.message_id is None:
+            return
+        path = f"/open-apis/im/v1/messages/{urllib.parse.quote(str(event.message_id), safe='')}"
+        try:
+            for piece in split_text(text, MESSAGE_CHARS):
+                await self._api.post(
+                    f"{path}/reply",
+                    {
+                        "msg_type": "text",
+                        "content": _content(piece),
+                        "reply_in_thread": event.thread_id is not None,
+                    },
+                )
+        except Exception as error:
+            log.error("feishu: replying in %s failed: %s", event.chat_id, one_line(error))
+
+    def _refuse(self, request: web.Request, status: int, reason: str) -> web.StreamResponse:
+        from aiohttp import web
+
+        log.warning(
+            "feishu refused a request from %s (HTTP %d): %s", request.remote or "?", status, reason
+        )
+        return web.json_response({"error": reason}, status=status)
+
+
+def _content(text: str) -> str:
+    """A text message's ``content``: the JSON string ``{"text": …}``."""
+    return json.dumps({"text": text}, ensure_ascii=False)
+
+
+def _not_started(event: PlatformEvent) -> Delivery:
+    raise DeliveryRefused("the feishu platform is not started", stopping=True)
