@@ -146,6 +146,30 @@ LOGS: dict[str, Expected] = {
             )
         ],
     ),
+    # Claude Code 2.1.39: hook_progress records, thinking, five Bash calls; the session's log is
+    # a prefix of whole records (its first 47 lines), its compaction agent's log
+    # (<session>/subagents/agent-acompact-*.jsonl, two isMeta records before the compaction
+    # prompt) is whole, with the one-record usage Claude Code leaves there (6 output tokens).
+    "claude-2.1.39-compaction-agent": Expected(
+        log=CLAUDE_PROJECTS
+        / "-home-USER-projects-spotter-worktrees-spotter-gqc"
+        / "258c7280-ae70-4798-800f-63464d01a85d.jsonl",
+        prompts=["Implement spotter-gqc"],
+        answers=1,
+        tools=["Bash", "Bash", "Bash", "Bash", "Bash"],
+        tokens={"input": 4, "output": 637, "cache_write": 9494, "cache_read": 43721},
+        model="claude-opus-4-6",
+        workspace="/home/USER/projects/spotter-worktrees/spotter-gqc",
+        in_answers=['Let me start by understanding what "spotter-gqc" means'],
+        delegates=[
+            Delegate(
+                title="Claude Code compaction agent acompact-fffbd0",
+                model="claude-opus-4-6",
+                tokens={"input": 3, "output": 6, "cache_write": 2487, "cache_read": 166758},
+                prompt="Your task is to create a detailed summary of the conversation so far",
+            )
+        ],
+    ),
     # Codex CLI 0.77.0 `codex exec` on a custom provider: AGENTS.md and environment context
     # as user items, ghost_snapshot, reasoning, three shell calls, a null token_count; the
     # log ends mid-turn, before any answer text.
