@@ -293,3 +293,36 @@ def test_a_prompt_typed_while_the_assistant_works_is_a_user_turn(tmp_path: Path)
         ("user", "also keep the old API"),
         ("assistant", "Kept the old API."),
     ]
+
+
+def test_a_background_task_notification_with_its_output_line_is_no_prompt(
+    tmp_path: Path,
+) -> None:
+    # The shape Claude Code 2.1.39 writes when a background command ends (marot/spotter's
+    # public logs, 258c7280…jsonl): the notification, then a line naming the output file.
+    output = "/tmp/claude-1000/-home-bo-proj/tasks/b0be39e.output"
+    notification = (
+        "<task-notification>\n<task-id>b0be39e</task-id>\n"
+        f"<output-file>{output}</output-file>\n<status>completed</status>\n"
+        '<summary>Background command "Run the tests" completed (exit code 0)</summary>\n'
+        "</task-notification>\n"
+        f"Read the output file to retrieve the result: {output}"
+    )
+    path = write(
+        tmp_path / f"{SESSION}.jsonl",
+        lines(
+            prompt("u1", 1, "Run the tests in the background"),
+            reply("a1", 2, text("Started."), message_id="m1"),
+            prompt("u2", 3, notification),
+            reply("a2", 4, text("All green."), message_id="m2"),
+            prompt("u3", 5, f"Read the output file to retrieve the result: {output}"),
+            reply("a3", 6, text("Read it."), message_id="m3"),
+        ),
+    )
+    [read] = read_all(path)
+    assert read.transcript == [
+        ("user", "Run the tests in the background"),
+        ("assistant", "Started.\n\nAll green."),
+        ("user", f"Read the output file to retrieve the result: {output}"),  # typed
+        ("assistant", "Read it."),
+    ]
