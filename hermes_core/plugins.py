@@ -70,6 +70,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "slack"): "hermes-platform-slack",
     ("platform", "discord"): "hermes-platform-discord",
     ("platform", "email"): "hermes-platform-email",
+    ("platform", "sms"): "hermes-platform-sms",
 }
 
 T = TypeVar("T")
