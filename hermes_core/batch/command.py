@@ -24,7 +24,7 @@ from .runner import MAX_CONCURRENCY, BatchRunner
 def register(app: Any) -> None:
     """Add ``hermes batch`` to the root app."""
 
-    @app.command("batch", rich_help_panel="Plugins")  # type: ignore[untyped-decorator]
+    @app.command("batch")  # type: ignore[untyped-decorator]
     @handle_user_errors
     def batch(
         ctx: typer.Context,
