@@ -141,11 +141,23 @@ class BatchRunner:
             BATCH_SOURCE, model=settings.model, metadata=batch_metadata(self._path, prompt)
         )
         note = _set_title(store, session.id, prompt.title) if prompt.title else None
-        result = engine.run_turn(session.id, prompt.text, cancel=self._cancel)
+        try:
+            result = engine.run_turn(session.id, prompt.text, cancel=self._cancel)
+        except Exception:
+            _end_quietly(store, session.id)  # a store that failed mid-turn: not left open
+            raise
         error = result.error or ("interrupted" if result.interrupted else None)
         store.end_session(result.session_id, FAILED_REASON if error else DONE_REASON)
         status: Literal["done", "failed"] = "failed" if error else "done"
         return Outcome(prompt, status, result.session_id, result.usage, error=error, note=note)
+
+
+def _end_quietly(store: Store, session_id: str) -> None:
+    """End a session whose turn broke off, if the store still lets us."""
+    try:
+        store.end_session(session_id, FAILED_REASON)
+    except Exception:
+        return
 
 
 def _set_title(store: Store, session_id: str, title: str) -> str | None:
