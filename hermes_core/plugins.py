@@ -43,6 +43,7 @@ BUILTIN_PLUGINS = (
     "hermes_core.builtins.model_titles",
     "hermes_core.builtins.titles",
     "hermes_core.builtins.store_sqlite",
+    "hermes_core.builtins.batch",
 )
 """The core's own plugins, in registration order. A module that defines ``plugin_for(host)``
 is registered as the object that function returns (for built-ins that need the host)."""
@@ -77,6 +78,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "signal"): "hermes-platform-signal",
     ("platform", "feishu"): "hermes-platform-feishu",
     ("platform", "dingtalk"): "hermes-platform-dingtalk",
+    ("platform", "sms"): "hermes-platform-sms",
 }
 
 T = TypeVar("T")

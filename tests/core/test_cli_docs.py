@@ -17,6 +17,7 @@ from hermes_hookspecs import Session
 
 from hermes_core.cli.app import build_app
 from hermes_core.cli.listing import list_as_json
+from hermes_core.plugins import PluginHost
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 # Options every command has, documented once under "Global options".
@@ -32,8 +33,9 @@ def command_tree() -> dict[str, Any]:
         for name, sub in (getattr(command, "commands", None) or {}).items():
             walk(sub, f"{path} {name}")
 
-    # No plugin host: only the core's own commands, whatever is installed.
-    walk(typer.main.get_command(build_app()), "hermes")
+    # Only the core's own commands (its built-in plugins' too: ``hermes batch``), whatever
+    # else is installed.
+    walk(typer.main.get_command(build_app(PluginHost(load_entry_points=False))), "hermes")
     return found
 
 

@@ -223,7 +223,7 @@ def test_empty_hermes_plugins_loads_none(good_and_broken: Path) -> None:
         good_and_broken, ["plugins", "--json", "--all"], env={"HERMES_PLUGINS": ""}
     )
     names = {r["name"] for r in json.loads(with_builtins.stdout)}
-    assert names == {"sources", "model_titles", "titles", "store_sqlite"}
+    assert names == {"sources", "model_titles", "titles", "store_sqlite", "batch"}
 
 
 def test_two_distributions_registering_one_source_name_both_are_named(tmp_path: Path) -> None:

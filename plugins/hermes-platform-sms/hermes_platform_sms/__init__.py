@@ -1,0 +1,1 @@
+"""The ``sms`` platform of the Hermes sessions gateway (Twilio)."""
