@@ -167,9 +167,13 @@ class HermesAgent:
         if opened.lock.locked():
             raise invalid(f"session {session_id} is already answering a prompt")
         async with opened.lock:
-            await self.runtime.call(lambda _store: self.runtime.model())  # one line when missing
             cancel = threading.Event()
             opened.cancel = cancel
+            try:
+                await self.runtime.call(lambda _store: self.runtime.model())  # one line if none
+            except BaseException:
+                opened.cancel = None
+                raise
             queue = UpdateQueue(asyncio.get_running_loop())
             sending = asyncio.ensure_future(
                 queue.send_all(lambda update: self._send(session_id, update))
@@ -179,7 +183,7 @@ class HermesAgent:
             def turn(store: Store) -> TurnResult:
                 try:
                     if not opened.written:
-                        store.reopen_session(target)  # continuing an ended session
+                        _reopen(store, target)
                     opened.written = True
                     return self.runtime.engine(store).run_turn(
                         target, text, listener=queue, cancel=cancel
@@ -189,9 +193,13 @@ class HermesAgent:
 
             try:
                 result = await self.runtime.call(turn)
+            except BaseException:
+                cancel.set()  # the editor went away (or the store failed): stop the model
+                sending.cancel()
+                raise
             finally:
-                await sending
                 opened.cancel = None
+            await sending
         opened.hermes_id = result.session_id  # a compression continues in a new session
         if result.interrupted or cancel.is_set():
             return PromptResponse(stop_reason="cancelled")
@@ -229,6 +237,14 @@ def _exists(store: Store, session_id: str) -> bool:
     except SessionNotFound:
         return False
     return True
+
+
+def _reopen(store: Store, session_id: str) -> None:
+    """Continuing an ended session clears its end marks (as resuming it in the chat does); a
+    platform's routed session is left to the gateway's rules."""
+    session = store.get_session(session_id)
+    if session.ended_at is not None and session.session_key is None:
+        store.reopen_session(session_id)
 
 
 def _absolute(cwd: str) -> Path:

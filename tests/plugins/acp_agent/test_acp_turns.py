@@ -145,3 +145,27 @@ def test_unknown_session_and_missing_model_are_one_line_errors(tmp_path: Path) -
     assert str(unknown_prompt) == "no session 20260101_000000_abcdef"
     assert "not an absolute path" in str(relative)
     assert stderr == ""
+
+
+def test_a_model_failure_is_one_line_and_the_prompt_is_kept(
+    tmp_path: Path, server: OpenAIStandIn
+) -> None:
+    home = tmp_path / "home"
+    server.add(Reply.failure(400, message="the stand-in refuses this one"))
+
+    async def scenario() -> tuple[str, RequestError, str]:
+        async with hermes_acp(home, server) as agent:
+            sid = (await agent.conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            with pytest.raises(RequestError) as caught:
+                await asyncio.wait_for(
+                    agent.conn.prompt(session_id=sid, prompt=[text_block("Hello?")]),
+                    STEP_TIMEOUT,
+                )
+        return sid, caught.value, await agent.stderr()
+
+    sid, error, stderr = run(scenario())
+    assert "the stand-in refuses this one" in str(error)
+    assert "\n" not in str(error)
+    assert "Traceback" not in stderr
+    messages = shown_messages(home, agent_env(home, server), sid)
+    assert [(m["role"], m["content"]) for m in messages] == [("user", "Hello?")]
