@@ -5,7 +5,11 @@ descriptor, and descriptor 1 (with ``sys.stdout``) is pointed at standard error,
 library prints lands there. Logs go to standard error too.
 
 Standard input is read by a thread and standard output written directly, so pipes (what an
-editor gives), files and terminals all work.
+editor gives), files and terminals all work. When standard input ends, the requests already
+read are answered first (a prompt runs to its end), then the process exits.
+
+Log lines are one line each: a traceback is reduced to its last line unless ``HERMES_DEBUG``
+is set.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import threading
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from acp import Agent, run_agent
+from acp.connection import StreamDirection, StreamEvent
 
 if TYPE_CHECKING:
     from .agent import HermesAgent
@@ -25,6 +30,7 @@ if TYPE_CHECKING:
 
 STDIN_LIMIT = 50 * 1024 * 1024
 """The longest JSON-RPC line read (an embedded file can be large)."""
+ANSWER_POLL_SECONDS = 0.02
 
 
 def serve_stdio(agent: HermesAgent, runtime: Runtime) -> None:
@@ -32,9 +38,11 @@ def serve_stdio(agent: HermesAgent, runtime: Runtime) -> None:
     protocol_fd = os.dup(1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    logging.basicConfig(
-        stream=sys.stderr, level=logging.WARNING, format="%(name)s: %(levelname)s: %(message)s"
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(name)s: %(levelname)s: %(message)s"))
+    if not os.environ.get("HERMES_DEBUG"):
+        handler.addFilter(_one_line)
+    logging.basicConfig(handlers=[handler], level=logging.WARNING)
     try:
         asyncio.run(_serve(agent, sys.stdin.buffer, protocol_fd))
     except KeyboardInterrupt:
@@ -79,23 +87,84 @@ class _ProtocolOut(asyncio.WriteTransport):
         return default
 
 
-def _feed(loop: asyncio.AbstractEventLoop, reader: asyncio.StreamReader, stdin: BinaryIO) -> None:
+def _one_line(record: logging.LogRecord) -> bool:
+    """Fold an exception into its log line (no traceback)."""
+    if record.exc_info and record.exc_info[1] is not None:
+        error = record.exc_info[1]
+        record.msg = f"{record.getMessage()}: {type(error).__name__}: {error}"
+        record.args = None
+        record.exc_info = None
+        record.exc_text = None
+    return True
+
+
+class _Lines(asyncio.StreamReader):
+    """Standard input's lines, counted as they are fed and as the connection takes them."""
+
+    def __init__(self) -> None:
+        super().__init__(limit=STDIN_LIMIT)
+        self.fed = 0
+        self.taken = 0
+        self.ended = asyncio.Event()
+        """Standard input ended (the end is held back until every request is answered)."""
+
+    def feed_line(self, line: bytes) -> None:
+        self.fed += 1
+        self.feed_data(line)
+
+    async def readuntil(self, separator: Any = b"\n") -> bytes:
+        data = await super().readuntil(separator)
+        self.taken += 1
+        return data
+
+
+class _Pending:
+    """The ids of the requests read and not yet answered (a connection observer)."""
+
+    def __init__(self) -> None:
+        self.ids: set[object] = set()
+
+    def __call__(self, event: StreamEvent) -> None:
+        message = event.message
+        if "id" not in message:
+            return
+        if event.direction is StreamDirection.INCOMING and "method" in message:
+            self.ids.add(message["id"])
+        elif event.direction is StreamDirection.OUTGOING and "method" not in message:
+            self.ids.discard(message["id"])
+
+
+def _feed(loop: asyncio.AbstractEventLoop, reader: _Lines, stdin: BinaryIO) -> None:
     """Hand standard input's lines to the event loop until it ends."""
     try:
         while line := stdin.readline():
-            loop.call_soon_threadsafe(reader.feed_data, line)
+            loop.call_soon_threadsafe(reader.feed_line, line)
     except (OSError, ValueError):
         pass
     finally:
-        loop.call_soon_threadsafe(reader.feed_eof)
+        loop.call_soon_threadsafe(reader.ended.set)
+
+
+async def _end_when_answered(reader: _Lines, pending: _Pending) -> None:
+    """Once standard input ended: let the connection read every line and answer every
+    request, then let it see the end."""
+    await reader.ended.wait()
+    while reader.taken < reader.fed or pending.ids:
+        await asyncio.sleep(ANSWER_POLL_SECONDS)
+    reader.feed_eof()
 
 
 async def _serve(agent: HermesAgent, stdin: BinaryIO, protocol_fd: int) -> None:
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader(limit=STDIN_LIMIT)
+    reader = _Lines()
+    pending = _Pending()
     threading.Thread(
         target=_feed, args=(loop, reader, stdin), name="hermes-acp-stdin", daemon=True
     ).start()
+    ending = asyncio.ensure_future(_end_when_answered(reader, pending))
     protocol = asyncio.streams.FlowControlMixin(loop)
     writer = asyncio.StreamWriter(_ProtocolOut(protocol_fd), protocol, None, loop)
-    await run_agent(cast(Agent, agent), writer, reader)
+    try:
+        await run_agent(cast(Agent, agent), writer, reader, observers=[pending])
+    finally:
+        ending.cancel()
