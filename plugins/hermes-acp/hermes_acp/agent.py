@@ -11,7 +11,8 @@
 - ``session/list``: the stored sessions (see :mod:`.listing`).
 
 Sessions this connection wrote to are ended (``user_exit``) when the editor closes the
-connection, as the terminal chat ends its session; a platform's routed session is left open.
+connection, as the terminal chat ends its session (a platform's routed session is left open);
+a session it created in which nothing was said is removed.
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ class OpenSession:
     """Set by ``session/cancel``; present while a turn runs."""
     written: bool = False
     """A turn ran in it through this connection (it is ended when the connection closes)."""
+    created: bool = False
+    """``session/new`` made it (left without a message, it is removed when the connection
+    closes: nothing was said, as the terminal chat records no session without a message)."""
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -120,7 +124,7 @@ class HermesAgent:
             )
 
         session = await self.runtime.call(create)
-        self.sessions[session.id] = OpenSession(session.id)
+        self.sessions[session.id] = OpenSession(session.id, created=True)
         return NewSessionResponse(session_id=session.id)
 
     @answers
@@ -222,8 +226,13 @@ class HermesAgent:
                 opened.cancel.set()
 
     def finish(self, store: Store) -> None:
-        """End the sessions this connection wrote to (not a platform's routed session)."""
+        """End the sessions this connection wrote to (not a platform's routed session); remove
+        the ones it created in which nothing was said."""
         for opened in self.sessions.values():
+            if opened.created and not opened.written:
+                if store.message_count(opened.hermes_id) == 0:
+                    store.delete_session(opened.hermes_id)
+                continue
             if not opened.written:
                 continue
             session = store.get_session(opened.hermes_id)

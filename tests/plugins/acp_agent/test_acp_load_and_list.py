@@ -1,6 +1,7 @@
 """``session/load`` and ``session/list`` over sessions of every origin: a Claude Code log
 imported with ``hermes sessions import`` is listed, replayed to the editor turn by turn, and
-then continued there (the new turns land in the same stored session)."""
+then continued there (the new turns land in the same stored session). A session the editor
+created and said nothing in is removed when the connection closes."""
 
 from __future__ import annotations
 
@@ -129,3 +130,6 @@ def test_an_imported_session_is_listed_replayed_and_continued(
         ("assistant", "Yes, the cache holds."),
     ]
     assert len(messages) == len(CLAUDE_LOG) + 2
+    # The editor's new session in which nothing was said is gone with the connection.
+    after = json.loads(hermes(home, env, "sessions", "list", "--json").stdout)
+    assert [row["id"] for row in after] == [claude_id]
