@@ -8,11 +8,15 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 from acp import text_block
 from acp.schema import AgentMessageChunk, UserMessageChunk
 from acp_harness import STEP_TIMEOUT, agent_env, hermes, hermes_acp, run, server, shown_messages
+from hermes_hookspecs import Message
 from standins.openai_server import OpenAIStandIn, Reply
+
+from hermes_core.store import SessionStore
 
 __all__ = ["server"]
 
@@ -133,3 +137,37 @@ def test_an_imported_session_is_listed_replayed_and_continued(
     # The editor's new session in which nothing was said is gone with the connection.
     after = json.loads(hermes(home, env, "sessions", "list", "--json").stdout)
     assert [row["id"] for row in after] == [claude_id]
+
+
+def test_the_list_comes_in_pages_and_untitled_sessions_show_their_first_words(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    with SessionStore.open(home) as store:
+        for number in range(55):
+            session = store.create_session(
+                "telegram", gateway=True, started_at=1_700_000_000 + number
+            )
+            store.append_messages(
+                session.id, [Message("user", f"question number {number}   about  paging")]
+            )
+
+    async def scenario() -> tuple[Any, Any]:
+        async with hermes_acp(home, None) as agent:
+            first = await agent.conn.list_sessions()
+            second = await agent.conn.list_sessions(cursor=first.next_cursor)
+            return first, second
+
+    first, second = run(scenario())
+    assert len(first.sessions) == 50 and first.next_cursor
+    assert len(second.sessions) == 5 and second.next_cursor is None
+    listed = [info.title for info in first.sessions + second.sessions]
+    assert listed[0] == "question number 54 about paging"  # newest first, spaces folded
+    assert listed[-1] == "question number 0 about paging"
+    assert len(set(listed)) == 55
+    assert {info.cwd for info in first.sessions} == {str(home)}  # no folder of their own
+    assert first.sessions[0].field_meta["hermes"] == {
+        "source": "telegram",
+        "cwdRecorded": False,
+        "endedAt": None,
+    }
