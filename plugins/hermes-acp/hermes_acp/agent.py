@@ -110,8 +110,8 @@ class HermesAgent:
     async def new_session(self, cwd: str, **kwargs: Any) -> NewSessionResponse:
         """A new ``acp`` session in the editor's ``cwd``."""
         directory = _absolute(cwd)
-        await self.runtime.call(lambda _store: self.runtime.model())  # one line when missing
-        model = self.runtime.model().settings.model
+        found = await self.runtime.call(lambda _store: self.runtime.model())  # one line if none
+        model = found.settings.model
 
         def create(store: Store) -> Session:
             place = describe_workspace(directory)
