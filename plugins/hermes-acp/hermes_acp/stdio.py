@@ -6,7 +6,8 @@ library prints lands there. Logs go to standard error too.
 
 Standard input is read by a thread and standard output written directly, so pipes (what an
 editor gives), files and terminals all work. When standard input ends, the requests already
-read are answered first (a prompt runs to its end), then the process exits.
+read are answered first (a prompt runs to its end), then the process exits. SIGTERM and
+Ctrl-C stop the turns in flight (what was said is kept) and end the sessions as well.
 
 Log lines are one line each: a traceback is reduced to its last line unless ``HERMES_DEBUG``
 is set.
@@ -17,9 +18,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from acp import Agent, run_agent
 from acp.connection import StreamDirection, StreamEvent
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
 STDIN_LIMIT = 50 * 1024 * 1024
 """The longest JSON-RPC line read (an embedded file can be large)."""
 ANSWER_POLL_SECONDS = 0.02
+READ_SIZE = 65536
 
 
 def serve_stdio(agent: HermesAgent, runtime: Runtime) -> None:
@@ -43,8 +46,9 @@ def serve_stdio(agent: HermesAgent, runtime: Runtime) -> None:
     if not os.environ.get("HERMES_DEBUG"):
         handler.addFilter(_one_line)
     logging.basicConfig(handlers=[handler], level=logging.WARNING)
+    signal.signal(signal.SIGTERM, _interrupt)  # an editor stopping the agent: end as on Ctrl-C
     try:
-        asyncio.run(_serve(agent, sys.stdin.buffer, protocol_fd))
+        asyncio.run(_serve(agent, sys.stdin.fileno(), protocol_fd))
     except KeyboardInterrupt:
         pass
     finally:
@@ -54,6 +58,10 @@ def serve_stdio(agent: HermesAgent, runtime: Runtime) -> None:
             agent.finish(runtime.store())
         finally:
             runtime.close()
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 class _ProtocolOut(asyncio.WriteTransport):
@@ -99,7 +107,8 @@ def _one_line(record: logging.LogRecord) -> bool:
 
 
 class _Lines(asyncio.StreamReader):
-    """Standard input's lines, counted as they are fed and as the connection takes them."""
+    """Standard input, its complete lines counted as they are fed and as the connection
+    takes them."""
 
     def __init__(self) -> None:
         super().__init__(limit=STDIN_LIMIT)
@@ -108,9 +117,9 @@ class _Lines(asyncio.StreamReader):
         self.ended = asyncio.Event()
         """Standard input ended (the end is held back until every request is answered)."""
 
-    def feed_line(self, line: bytes) -> None:
-        self.fed += 1
-        self.feed_data(line)
+    def feed_chunk(self, chunk: bytes) -> None:
+        self.fed += chunk.count(b"\n")
+        self.feed_data(chunk)
 
     async def readuntil(self, separator: Any = b"\n") -> bytes:
         data = await super().readuntil(separator)
@@ -134,12 +143,14 @@ class _Pending:
             self.ids.discard(message["id"])
 
 
-def _feed(loop: asyncio.AbstractEventLoop, reader: _Lines, stdin: BinaryIO) -> None:
-    """Hand standard input's lines to the event loop until it ends."""
+def _feed(loop: asyncio.AbstractEventLoop, reader: _Lines, stdin_fd: int) -> None:
+    """Hand what arrives on standard input to the event loop until it ends. The descriptor is
+    read directly (never through ``sys.stdin``'s buffer, whose lock a thread blocked in it
+    would hold while the interpreter exits)."""
     try:
-        while line := stdin.readline():
-            loop.call_soon_threadsafe(reader.feed_line, line)
-    except (OSError, ValueError):
+        while chunk := os.read(stdin_fd, READ_SIZE):
+            loop.call_soon_threadsafe(reader.feed_chunk, chunk)
+    except OSError:
         pass
     finally:
         loop.call_soon_threadsafe(reader.ended.set)
@@ -154,12 +165,12 @@ async def _end_when_answered(reader: _Lines, pending: _Pending) -> None:
     reader.feed_eof()
 
 
-async def _serve(agent: HermesAgent, stdin: BinaryIO, protocol_fd: int) -> None:
+async def _serve(agent: HermesAgent, stdin_fd: int, protocol_fd: int) -> None:
     loop = asyncio.get_running_loop()
     reader = _Lines()
     pending = _Pending()
     threading.Thread(
-        target=_feed, args=(loop, reader, stdin), name="hermes-acp-stdin", daemon=True
+        target=_feed, args=(loop, reader, stdin_fd), name="hermes-acp-stdin", daemon=True
     ).start()
     ending = asyncio.ensure_future(_end_when_answered(reader, pending))
     protocol = asyncio.streams.FlowControlMixin(loop)

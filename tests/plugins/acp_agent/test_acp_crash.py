@@ -11,7 +11,15 @@ from pathlib import Path
 
 import pytest
 from acp import text_block
-from acp_harness import STEP_TIMEOUT, agent_env, hermes_acp, run, server, shown_messages
+from acp_harness import (
+    STEP_TIMEOUT,
+    agent_env,
+    hermes_acp,
+    run,
+    server,
+    shown_messages,
+    shown_session,
+)
 from standins.openai_server import OpenAIStandIn, Reply
 
 __all__ = ["server"]
@@ -72,3 +80,38 @@ def test_kill_9_mid_turn_loses_no_acknowledged_message(
         ("user", "Three"),
         ("assistant", "Back again."),
     ]
+
+
+def test_sigterm_mid_turn_keeps_what_was_said_and_ends_the_session(
+    tmp_path: Path, server: OpenAIStandIn
+) -> None:
+    home = tmp_path / "home"
+    release = threading.Event()
+    server.add(Reply(text="Half of this is said", chunk_chars=4, hold=release,
+                     hold_after_chunks=2))  # fmt: skip
+
+    async def stop() -> tuple[str, int, str]:
+        async with hermes_acp(home, server) as agent:
+            sid = (await agent.conn.new_session(cwd=str(tmp_path), mcp_servers=[])).session_id
+            turn = asyncio.ensure_future(
+                agent.conn.prompt(session_id=sid, prompt=[text_block("Talk")])
+            )
+            await agent.editor.wait_for_text(sid, 2)
+            agent.process.send_signal(signal.SIGTERM)
+            returncode = await asyncio.wait_for(agent.process.wait(), STEP_TIMEOUT)
+            turn.cancel()
+            return sid, returncode, await agent.stderr()
+
+    try:
+        sid, returncode, stderr = run(stop())
+    finally:
+        release.set()
+    assert returncode == 0
+    assert "Traceback" not in stderr
+    env = agent_env(home, server)
+    shown = shown_session(home, env, sid)
+    assert [(m["role"], m["content"]) for m in shown["messages"]] == [
+        ("user", "Talk"),
+        ("assistant", "Half of \n\n[interrupted]"),  # the two pieces that arrived
+    ]
+    assert shown["end_reason"] == "user_exit"
