@@ -83,10 +83,12 @@ def test_shell_completion_goes_to_the_typer_app(monkeypatch: pytest.MonkeyPatch)
 
 
 def _fill(home: Path) -> None:
+    """Sessions whose ages sit mid-way between the listing's rounding steps ("2h ago",
+    "2m ago"), so the two runs compared a few seconds apart show the same ages."""
     now = time.time()
     with SessionStore.open(home) as store:
         for number in range(5):
-            started = now - 3600 * (number + 1)
+            started = now - 3600 * (number + 1) - 1800
             session = store.create_session(
                 "cli" if number % 2 else "telegram",
                 title=f"fast path {number}" if number != 3 else None,
@@ -96,9 +98,9 @@ def _fill(home: Path) -> None:
             store.append_messages(
                 session.id, [Message("user", f"question {number}", timestamp=started + 1)]
             )
-        parent = store.create_session("cli", title="parent", started_at=now - 60)
+        parent = store.create_session("cli", title="parent", started_at=now - 150)
         store.create_session(
-            "cli", started_at=now - 30, parent_session_id=parent.id, parent_kind="delegate"
+            "cli", started_at=now - 140, parent_session_id=parent.id, parent_kind="delegate"
         )
 
 
