@@ -77,6 +77,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "signal"): "hermes-platform-signal",
     ("platform", "feishu"): "hermes-platform-feishu",
     ("platform", "dingtalk"): "hermes-platform-dingtalk",
+    ("platform", "wecom"): "hermes-platform-wecom",
 }
 
 T = TypeVar("T")
