@@ -78,6 +78,7 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "feishu"): "hermes-platform-feishu",
     ("platform", "dingtalk"): "hermes-platform-dingtalk",
     ("platform", "wecom"): "hermes-platform-wecom",
+    ("platform", "weixin"): "hermes-platform-weixin",
 }
 
 T = TypeVar("T")

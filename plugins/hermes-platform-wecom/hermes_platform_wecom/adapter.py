@@ -102,8 +102,11 @@ class WeComAdapter:
 
         async def post() -> str | None:
             last: str | None = None
-            for piece in split_text(text, MESSAGE_BYTES, in_bytes=True):
-                last = await self._api.send_text(chat_id, piece)
+            try:
+                for piece in split_text(text, MESSAGE_BYTES, in_bytes=True):
+                    last = await self._api.send_text(chat_id, piece)
+            except WeComError as error:
+                raise UserFacingError(f"wecom: sending to {chat_id} was refused: {error}") from None
             return last
 
         return self._bridge.call(post)

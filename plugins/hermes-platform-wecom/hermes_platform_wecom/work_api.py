@@ -4,6 +4,7 @@ a text message to one member (``POST /cgi-bin/message/send``)."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -83,7 +84,13 @@ class WorkApi:
     ) -> dict[str, Any]:
         if self._http is None:
             raise WeComError("-", "the WeCom API client is closed")
-        async with self._http.request(method, self.base + path, params=query, json=body) as answer:
+        # Sent as UTF-8, not ASCII escapes: the user reads the text as the platform has it.
+        payload = None if body is None else json.dumps(body, ensure_ascii=False).encode()
+        headers = {"Content-Type": "application/json; charset=utf-8"}
+        url = self.base + path
+        async with self._http.request(
+            method, url, params=query, data=payload, headers=headers
+        ) as answer:
             data = await answer.json(content_type=None)
         if not isinstance(data, dict) or data.get("errcode", 0) != 0:
             found = data if isinstance(data, dict) else {}
