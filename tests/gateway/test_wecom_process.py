@@ -6,6 +6,8 @@ acknowledgement, the missing-token line, and the plugin installed alone (SPEC O2
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +179,33 @@ def test_the_wecom_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
     assert listed_distributions(bin_folder, home) == {"hermes-platform-wecom"}
     listed = run_hermes(bin_folder, home, "plugins")
     assert listed.returncode == 0 and "platform:wecom" in listed.stdout
+
+
+def test_a_message_sent_while_the_member_is_busy_is_answered_after_wecoms_retries(
+    tmp_path: Path, standin: OpenAIStandIn, wecom: WeComStandIn
+) -> None:
+    release = threading.Event()
+    standin.add(
+        Reply(text="Slow answer.", match="first", hold=release, hold_after_chunks=1),
+        Reply(text="Second answer.", match="second"),
+    )
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(wecom, ack_wait_seconds=1))
+    with GatewayProcess(home) as gateway:
+        wecom.callback_url = gateway.addresses["wecom"]
+        assert wecom.user_says("zhangsan", "first")[1] == CallbackAnswer(200, "")
+        deadline = time.monotonic() + 30
+        while not any("first" in str(b["messages"]) for b in standin.requests):
+            assert time.monotonic() < deadline, "the model was never asked"
+            time.sleep(0.05)
+        # Not stored while the first turn runs: no answer within WeCom's five seconds (an
+        # error answer would not be retried), so WeCom sends it again.
+        body, busy = wecom.user_says("zhangsan", "second")
+        assert busy.status == 0
+        release.set()
+        sent = wecom.wait_for_sent(2)
+        assert [s["text"] for s in sent] == ["Slow answer.", "Second answer."]
+        assert wecom.deliver(body) == CallbackAnswer(200, "")  # WeCom's retry: stored by now
+        assert gateway.terminate() == 0
+    assert len(wecom.sent) == 2
+    assert sessions_by_key(home) == {"agent:main:wecom:dm:zhangsan": ["first", "second"]}

@@ -155,7 +155,7 @@ def test_quick_answers_are_passive_replies_slow_and_long_ones_follow_by_the_api(
                     )
                     assert sealed.status == 200 and "<Encrypt>" in sealed.body
                     await asyncio.to_thread(adapter.send, "o_al", "handoff")
-                    with pytest.raises(UserFacingError, match="sending to o_never was refused"):
+                    with pytest.raises(UserFacingError, match="sending to o_never refused: response out of time limit"):
                         await asyncio.to_thread(adapter.send, "o_never", "no")
                 finally:
                     await adapter.stop()

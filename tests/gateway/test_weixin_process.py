@@ -207,3 +207,37 @@ def test_the_weixin_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
     assert listed_distributions(bin_folder, home) == {"hermes-platform-weixin"}
     listed = run_hermes(bin_folder, home, "plugins")
     assert listed.returncode == 0 and "platform:weixin" in listed.stdout
+
+
+def test_a_message_pushed_while_the_follower_is_busy_is_taken_from_the_platforms_retries(
+    tmp_path: Path, standin: OpenAIStandIn, weixin: WeixinStandIn
+) -> None:
+    release = threading.Event()
+    standin.add(
+        Reply(text="Slow answer.", match="first", hold=release, hold_after_chunks=1),
+        Reply(text="Second answer.", match="second"),
+    )
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(weixin, reply_wait_seconds=1))
+    with GatewayProcess(home) as gateway:
+        weixin.server_url = gateway.addresses["weixin"]
+        assert weixin.user_says("o_dan", "first")[1] == CallbackAnswer(200, "success")
+        deadline = time.monotonic() + 30
+        while not any("first" in str(b["messages"]) for b in standin.requests):
+            assert time.monotonic() < deadline, "the model was never asked"
+            time.sleep(0.05)
+        # Not stored while the first turn runs: no answer within the platform's five seconds
+        # (an error answer would show the follower a failure notice), so it pushes again.
+        message, busy = weixin.user_says("o_dan", "second")
+        assert busy.status == 0
+        assert weixin.deliver(message).status == 0
+        release.set()
+        got = weixin.wait_for_received(2)
+        assert [(r["text"], r["via"]) for r in got] == [
+            ("Slow answer.", "custom"),
+            ("Second answer.", "custom"),
+        ]
+        assert weixin.deliver(message) == CallbackAnswer(200, "success")  # the third push
+        assert gateway.terminate() == 0
+    assert len(weixin.received) == 2
+    assert sessions_by_key(home) == {"agent:main:weixin:dm:o_dan": ["first", "second"]}

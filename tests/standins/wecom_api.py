@@ -112,9 +112,10 @@ class WeComStandIn(ThreadedStandIn):
         ).encode()
 
     def deliver(
-        self, body: bytes, *, token: str = TOKEN, signed: bool = True, timeout: float = 30.0
+        self, body: bytes, *, token: str = TOKEN, signed: bool = True, timeout: float = 5.0
     ) -> CallbackAnswer:
-        """POST ``body`` to the callback URL with a fresh signature (by ``token``)."""
+        """POST ``body`` to the callback URL with a fresh signature (by ``token``), waiting five
+        seconds for the answer like WeCom (status 0 past that: WeCom would send it again)."""
         encrypted = body.split(b"<Encrypt><![CDATA[")[-1].split(b"]]>")[0].decode()
         query = self._signed_query(encrypted, token)
         if not signed:
@@ -148,8 +149,8 @@ class WeComStandIn(ThreadedStandIn):
                 return CallbackAnswer(response.status, response.read().decode())
         except urllib.error.HTTPError as error:
             return CallbackAnswer(error.code, error.read().decode())
-        except urllib.error.URLError as error:
-            return CallbackAnswer(0, str(error.reason))
+        except (urllib.error.URLError, TimeoutError) as error:
+            return CallbackAnswer(0, str(getattr(error, "reason", error)))
 
     async def _gettoken(self, request: web.Request) -> web.Response:
         query = request.query

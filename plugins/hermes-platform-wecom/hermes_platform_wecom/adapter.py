@@ -46,6 +46,9 @@ log = logging.getLogger("hermes.gateway.wecom")
 MESSAGE_BYTES = 2048
 """WeCom's limit of a text message's content, in UTF-8 bytes: longer answers are split."""
 MAX_BODY_BYTES = 1 << 20
+UNANSWERED_SECONDS = 5.5
+"""A message not stored is not answered before this: WeCom retries what it got no answer for
+within five seconds, three times."""
 DEFAULTS: Mapping[str, Any] = {
     "api_base": "https://qyapi.weixin.qq.com",
     "host": "127.0.0.1",
@@ -176,6 +179,7 @@ class WeComAdapter:
     async def _receive(self, request: web.Request) -> web.StreamResponse:
         from aiohttp import web
 
+        received = asyncio.get_running_loop().time()
         try:
             envelope = xml_fields(await request.read())
             inner = opened(
@@ -196,10 +200,10 @@ class WeComAdapter:
         wait = float(self._settings["ack_wait_seconds"])
         try:
             await asyncio.wait_for(delivery.stored(), wait)
-        except TimeoutError:
-            return self._refuse(request, 503, f"not stored within {wait:g}s; WeCom sends it again")
-        except DeliveryRefused as error:
-            return self._refuse(request, 503, str(error))
+        except (TimeoutError, DeliveryRefused) as error:
+            left = received + UNANSWERED_SECONDS - asyncio.get_running_loop().time()
+            await asyncio.sleep(max(0.0, left))
+            return self._refuse(request, 503, f"{error or 'not stored in time'}; sent again")
         return web.Response(text="")
 
     async def _answer(self, event: PlatformEvent, delivery: Delivery) -> None:

@@ -46,6 +46,9 @@ log = logging.getLogger("hermes.gateway.weixin")
 MESSAGE_BYTES = 2048
 """The most UTF-8 bytes of text put in one message: longer answers are split."""
 MAX_BODY_BYTES = 1 << 20
+UNANSWERED_SECONDS = 5.5
+"""A message not stored is not answered before this: the platform retries what it got no
+answer for in five seconds (an error answer would only show the follower a failure notice)."""
 DEFAULTS: Mapping[str, Any] = {"api_base": "https://api.weixin.qq.com", "host": "127.0.0.1",
                                 "port": 8650, "path": "/weixin/callback",
                                 "reply_wait_seconds": 4.0}  # fmt: skip
@@ -102,9 +105,7 @@ class WeixinAdapter:
                 for piece in split_text(text, MESSAGE_BYTES, in_bytes=True):
                     await self._api.send_text(chat_id, piece)
             except WeixinError as error:
-                raise UserFacingError(
-                    f"weixin: sending to {chat_id} was refused: {error}"
-                ) from None
+                raise UserFacingError(f"weixin: sending to {chat_id} refused: {error}") from None
 
         self._bridge.call(post)
         return None
@@ -199,16 +200,17 @@ class WeixinAdapter:
     async def _acknowledge(
         self, request: web.Request, delivery: Delivery | None, until: float
     ) -> web.StreamResponse:
-        """``success`` once the message is stored (at once for one stored before), else 503."""
+        """``success`` once the message is stored (at once for one stored before); else no
+        answer until the platform's five seconds are over — what makes it push again."""
         from aiohttp import web
 
         try:
             if delivery is not None:
                 await asyncio.wait_for(delivery.stored(), seconds_left(until))
-        except TimeoutError:
-            return self._refuse(request, 503, "not stored in time; Weixin sends it again")
-        except DeliveryRefused as error:
-            return self._refuse(request, 503, str(error))
+        except (TimeoutError, DeliveryRefused) as error:
+            wait = float(self._settings["reply_wait_seconds"])
+            await asyncio.sleep(seconds_left(until - wait + UNANSWERED_SECONDS))
+            return self._refuse(request, 503, f"{error or 'not stored in time'}; pushed again")
         return web.Response(text="success")
 
     async def _answer(self, event: PlatformEvent, delivery: Delivery, pending: Pending) -> None:
