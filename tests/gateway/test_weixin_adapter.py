@@ -88,6 +88,9 @@ def test_messages_map_to_a_dm_per_follower_and_replies_are_xml() -> None:
     for other in ({"MsgType": "event", "Event": "subscribe"}, {"MsgId": ""}):
         assert event_from_message({**base, **other}) is None
     assert event_from_message({**base, "MsgType": "text", "Content": "  "}) is None
+    voice = event_from_message({**base, "MsgType": "voice", "Recognition": " 你好 "})
+    assert voice is not None and voice.text == "你好"
+    assert [a.description for a in voice.attachments] == ["voice message"]
     adapter = WeixinAdapter()
     assert adapter.session_key("dm", "o_alice", "o_alice", None) == "agent:main:weixin:dm:o_alice"
     assert adapter.create_thread("o_alice", "Handoff") is None

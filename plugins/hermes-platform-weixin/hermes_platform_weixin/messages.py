@@ -75,7 +75,8 @@ def read_message(
 
 def event_from_message(fields: Mapping[str, str]) -> PlatformEvent | None:
     """The gateway event of a user's message; None for what is not for the agent (an event
-    such as a subscription or a menu click, a message without a ``MsgId``)."""
+    such as a subscription or a menu click, a message without a ``MsgId``). A voice message
+    with the platform's ``Recognition`` carries that text beside its attachment line."""
     kind = fields.get("MsgType", "")
     sender, message_id = fields.get("FromUserName", ""), fields.get("MsgId", "")
     if kind in {"", "event"} or not sender or not message_id:
@@ -85,6 +86,8 @@ def event_from_message(fields: Mapping[str, str]) -> PlatformEvent | None:
         text, attachments = fields.get("Content", "").strip(), []
         if not text:
             return None
+    elif kind == "voice" and fields.get("Recognition", "").strip():
+        text = fields["Recognition"].strip()  # the platform's speech recognition, when on
     created = fields.get("CreateTime", "")
     return PlatformEvent(
         platform="weixin",
