@@ -79,6 +79,8 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "feishu"): "hermes-platform-feishu",
     ("platform", "dingtalk"): "hermes-platform-dingtalk",
     ("platform", "sms"): "hermes-platform-sms",
+    ("platform", "wecom"): "hermes-platform-wecom",
+    ("platform", "weixin"): "hermes-platform-weixin",
 }
 
 T = TypeVar("T")

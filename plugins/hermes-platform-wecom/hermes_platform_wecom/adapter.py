@@ -1,0 +1,240 @@
+"""The ``wecom`` adapter: a WeCom (企业微信) self-built application. WeCom checks the callback
+URL with a signed, encrypted ``echostr`` (GET) and POSTs each message to it as encrypted XML
+(``msg_signature`` over the token, timestamp, nonce and ciphertext; AES-256-CBC with the
+EncodingAESKey; the CorpID at its end); answers go out through ``POST /cgi-bin/message/send``
+with the application's access token (aiohttp). Settings and session keys are in the plugin's
+README. A message is answered 200 only once it is stored; a re-sent ``MsgId`` already stored
+is acknowledged, not delivered again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from hermes_hookspecs import (
+    Deliver,
+    Delivery,
+    DeliveryRefused,
+    PlatformEvent,
+    UserFacingError,
+    build_session_key,
+)
+from hermes_hookspecs.adapter_kit import (
+    AnswerTasks,
+    HttpServer,
+    LoopBridge,
+    RecentIds,
+    SettingsReader,
+    answer_text,
+    one_line,
+    split_text,
+    start_http_server,
+)
+
+from .crypto import aes_key
+from .messages import Refused, event_from_message, opened, xml_fields
+from .work_api import WeComError, WorkApi
+
+if TYPE_CHECKING:
+    from aiohttp import web
+
+log = logging.getLogger("hermes.gateway.wecom")
+
+MESSAGE_BYTES = 2048
+"""WeCom's limit of a text message's content, in UTF-8 bytes: longer answers are split."""
+MAX_BODY_BYTES = 1 << 20
+UNANSWERED_SECONDS = 5.5
+"""A message not stored is not answered before this: WeCom retries what it got no answer for
+within five seconds, three times."""
+DEFAULTS: Mapping[str, Any] = {
+    "api_base": "https://qyapi.weixin.qq.com",
+    "host": "127.0.0.1",
+    "port": 8649,
+    "path": "/wecom/callback",
+    "ack_wait_seconds": 2.5,
+}
+
+
+class WeComAdapter:
+    """A WeCom application: its callback URL served over aiohttp, answers by the message API."""
+
+    name = "wecom"
+    label = "WeCom"
+    short_label = "wecom"
+    interactive = True
+    gateway = True
+    supports_threads = False
+    reapable = False
+
+    def __init__(self) -> None:
+        self._settings: dict[str, Any] = dict(DEFAULTS)
+        self._corp_id, self._token, self._key = "", "", b""
+        self._api = WorkApi(str(DEFAULTS["api_base"]), "", "", "")
+        self._server: HttpServer | None = None
+        self._seen = RecentIds(4096)
+        self._on_the_way: dict[str, Delivery] = {}
+        self._replies = AnswerTasks()
+        self._bridge = LoopBridge("wecom")
+        self._deliver: Deliver = _not_started
+        self.address: str | None = None
+
+    def connect(self, config: Mapping[str, Any]) -> None:
+        """Take the settings (checked; the server starts in :meth:`start`)."""
+        read = SettingsReader("wecom", config, DEFAULTS)
+        corp_id = read.text("corp_id", required=True, what="My Company > Company Information")
+        secret = read.secret("corp_secret", "the application's Secret (App Management)")
+        agent_id = read.values.get("agent_id")
+        if isinstance(agent_id, bool) or not str(agent_id or "").strip().isdigit():
+            raise read.problem("agent_id", "must be the application's AgentId (a number)")
+        self._token = read.secret("token", "the Token of the application's API receiving")
+        try:
+            self._key = aes_key(read.secret("encoding_aes_key", "beside the Token"))
+        except ValueError as error:
+            raise read.problem("encoding_aes_key", str(error)) from None
+        self._corp_id = str(corp_id)
+        self._api = WorkApi(read.url("api_base"), self._corp_id, secret, str(agent_id).strip())
+        read.port()
+        read.number("ack_wait_seconds", positive=True)
+        self._settings = read.values
+
+    def send(self, chat_id: str, text: str, thread_id: str | None = None) -> str | None:
+        """Send ``text`` to the member ``chat_id`` (their UserID; blocking); the last msgid."""
+
+        async def post() -> str | None:
+            last: str | None = None
+            try:
+                for piece in split_text(text, MESSAGE_BYTES, in_bytes=True):
+                    last = await self._api.send_text(chat_id, piece)
+            except WeComError as error:
+                raise UserFacingError(f"wecom: sending to {chat_id} was refused: {error}") from None
+            return last
+
+        return self._bridge.call(post)
+
+    def session_key(
+        self, chat_type: str, chat_id: str, user_id: str | None, thread_id: str | None
+    ) -> str:
+        """The G1 key of a conversation with the application: a DM with the member."""
+        return build_session_key("wecom", "dm", chat_id)
+
+    def create_thread(self, chat_id: str, title: str) -> None:
+        """WeCom application messages have no threads: the home conversation is used."""
+        return None
+
+    async def start(self, config: Mapping[str, Any], deliver: Deliver) -> None:
+        """Ask for an access token (refused credentials stop here), then serve the callback."""
+        from aiohttp import web
+
+        self.connect(config)
+        try:
+            await self._api.open()
+        except Exception as error:
+            if isinstance(error, WeComError):
+                problem = f"gateway.platforms.wecom.corp_secret was refused by WeCom: {error}"
+            else:
+                problem = f"cannot reach the WeCom API at {self._api.base}: {one_line(error)}"
+            raise UserFacingError(problem) from None
+        self._bridge.bind()
+        self._deliver = deliver
+        app = web.Application(client_max_size=MAX_BODY_BYTES)
+        app.router.add_get(str(self._settings["path"]), self._verify)
+        app.router.add_post(str(self._settings["path"]), self._receive)
+        host, port = str(self._settings["host"]), int(self._settings["port"])
+        try:
+            self._server = await start_http_server(app, host, port)
+        except UserFacingError:
+            await self._api.close()
+            raise
+        self.address = f"http://{self._server.host}:{self._server.port}{self._settings['path']}"
+        log.info("wecom callbacks at %s (API %s)", self.address, self._api.base)
+
+    async def stop(self) -> None:
+        """Stop serving, then send the answers still going out."""
+        if self._server is not None:
+            await self._server.stop()
+            self._server = None
+        await self._replies.wait()
+        self._bridge.unbind()
+        await self._api.close()
+
+    async def _verify(self, request: web.Request) -> web.StreamResponse:
+        """The URL check when the callback is saved: answer the decrypted ``echostr``."""
+        from aiohttp import web
+
+        try:
+            echo = opened(
+                request.query,
+                request.query.get("echostr", ""),
+                self._token,
+                self._key,
+                self._corp_id,
+            )
+        except Refused as refused:
+            return self._refuse(request, refused.status, str(refused))
+        return web.Response(body=echo, content_type="text/plain")
+
+    async def _receive(self, request: web.Request) -> web.StreamResponse:
+        from aiohttp import web
+
+        received = asyncio.get_running_loop().time()
+        try:
+            envelope = xml_fields(await request.read())
+            inner = opened(
+                request.query, envelope.get("Encrypt", ""), self._token, self._key, self._corp_id
+            )
+            event = event_from_message(xml_fields(inner), self._api.agent_id)
+        except Refused as refused:
+            return self._refuse(request, refused.status, str(refused))
+        if event is None:
+            return web.Response(text="")  # nothing for the agent
+        message_id = str(event.message_id)
+        delivery = self._on_the_way.get(message_id)
+        if delivery is None:
+            if not self._seen.begin(message_id):
+                return web.Response(text="")  # a re-send of a message stored before
+            delivery = self._on_the_way[message_id] = self._deliver(event)
+            self._replies.spawn(self._answer(event, delivery))
+        wait = float(self._settings["ack_wait_seconds"])
+        try:
+            await asyncio.wait_for(delivery.stored(), wait)
+        except (TimeoutError, DeliveryRefused) as error:
+            left = received + UNANSWERED_SECONDS - asyncio.get_running_loop().time()
+            await asyncio.sleep(max(0.0, left))
+            return self._refuse(request, 503, f"{error or 'not stored in time'}; sent again")
+        return web.Response(text="")
+
+    async def _answer(self, event: PlatformEvent, delivery: Delivery) -> None:
+        message_id = str(event.message_id)
+        try:
+            await delivery.stored()
+        except DeliveryRefused:
+            self._on_the_way.pop(message_id, None)
+            self._seen.dropped(message_id)
+            return  # answered 503: WeCom sends it again
+        self._on_the_way.pop(message_id, None)
+        self._seen.taken(message_id)
+        try:
+            text = answer_text(await delivery.reply())
+        except DeliveryRefused as error:
+            log.error("wecom: no answer for %s: %s", event.chat_id, error)
+            return
+        try:
+            for piece in split_text(text, MESSAGE_BYTES, in_bytes=True):
+                await self._api.send_text(event.chat_id, piece)
+        except Exception as error:
+            log.error("wecom: answering %s failed: %s", event.chat_id, one_line(error))
+
+    def _refuse(self, request: web.Request, status: int, reason: str) -> web.StreamResponse:
+        from aiohttp import web
+
+        log.warning(
+            "wecom refused a request from %s (HTTP %d): %s", request.remote or "?", status, reason
+        )
+        return web.Response(text=reason, status=status)
+
+
+def _not_started(event: PlatformEvent) -> Delivery:
+    raise DeliveryRefused("the wecom platform is not started", stopping=True)

@@ -1,0 +1,1 @@
+"""The ``weixin`` platform of the Hermes sessions gateway (a Weixin Official Account)."""

@@ -1,0 +1,243 @@
+"""End to end: the installed ``hermes gateway run`` with the weixin plugin; the Weixin stand-in
+plays the Official Account platform both ways over real HTTP (the URL check and message pushes
+into the gateway, waiting five seconds for each answer; the access token and customer-service
+messages out of it); the stand-in model. A follower's chat with the commands answered by
+passive replies, re-pushed messages, forged pushes refused, the safe mode with a slow answer
+that follows by the API, a kill -9 right after the acknowledgement, the missing-token line, and
+the plugin installed alone (SPEC O2, G1)."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fresh_venv import fresh_venv_with, listed_distributions, run_hermes
+from gateway_helpers import title_reply, user_texts
+from gateway_process import GatewayProcess, write_config
+from standins.openai_server import OpenAIStandIn, Reply
+from standins.weixin_api import (
+    APP_ID,
+    APP_SECRET,
+    ENCODING_AES_KEY,
+    TOKEN,
+    CallbackAnswer,
+    WeixinStandIn,
+)
+
+from hermes_core.store import SessionStore
+
+pytestmark = pytest.mark.slow
+
+# XML 1.0 cannot carry control characters at all, so none come from Weixin; the rest can.
+HOSTILE = "'; DROP TABLE sessions; -- $(rm -rf ~) `id` <script>x</script> ]]> <!DOCTYPE x> &amp;"
+
+
+@pytest.fixture
+def standin() -> Any:
+    with OpenAIStandIn() as server:
+        server.add(title_reply())
+        yield server
+
+
+@pytest.fixture
+def weixin() -> Any:
+    with WeixinStandIn() as server:
+        yield server
+
+
+def platform(server: WeixinStandIn, **extra: Any) -> dict[str, Any]:
+    return {
+        "weixin": {
+            "app_id": APP_ID,
+            "app_secret": APP_SECRET,
+            "token": TOKEN,
+            "encoding_aes_key": ENCODING_AES_KEY,
+            "api_base": server.base_url,
+            "port": 0,
+            **extra,
+        }
+    }
+
+
+def answer_to(server: WeixinStandIn, open_id: str, text: str, **how: Any) -> dict[str, Any]:
+    """A follower writes ``text`` (acknowledged 200); the next message they get."""
+    count = len(server.received)
+    _, answer = server.user_says(open_id, text, **how)
+    assert answer.status == 200, answer
+    return server.wait_for_received(count + 1)[count]
+
+
+def sessions_by_key(home: Path) -> dict[str, list[str]]:
+    with SessionStore.open(home) as store:
+        return {
+            str(s.session_key): user_texts(store.messages(s.id))
+            for s in store.select_sessions()
+            if s.source == "weixin"
+        }
+
+
+def test_a_follower_chat_with_passive_replies_repushed_messages_and_forged_pushes(
+    tmp_path: Path, standin: OpenAIStandIn, weixin: WeixinStandIn
+) -> None:
+    standin.add(Reply(text="Hello from Hermes"), Reply(text="Still here."), Reply(text="Seen."))
+    standin.add(Reply(text="Fresh."))
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(weixin))
+    with GatewayProcess(home) as gateway:
+        weixin.server_url = gateway.addresses["weixin"]
+        assert weixin.verify_url("7259358112223458") == CallbackAnswer(200, "7259358112223458")
+        assert weixin.verify_url(token="not-the-token").status == 401
+        first = answer_to(weixin, "o_alice", "hi there")
+        assert first == {"touser": "o_alice", "text": "Hello from Hermes", "via": "passive"}
+        message, _ = weixin.user_says("o_alice", HOSTILE)
+        assert weixin.wait_for_received(2)[1]["text"] == "Still here."
+        # The platform pushing the same MsgId again: acknowledged, stored once, no reply.
+        assert weixin.deliver(message) == CallbackAnswer(200, "success")
+        # Refused, nothing stored: signed with another token, not signed, a document type.
+        forged = message.replace(b"<MsgId>", b"<MsgId>9")
+        assert weixin.deliver(forged, token="not-the-token").status == 401
+        assert weixin.deliver(forged, signed=False).status == 401
+        assert weixin.deliver(b'<!DOCTYPE x [<!ENTITY a "b">]>' + forged).status == 400
+        assert answer_to(weixin, "o_alice", "", msgtype="image")["text"] == "Seen."
+        assert answer_to(weixin, "o_alice", "/title Trip planning")["text"] == (
+            "✓ Title set: Trip planning"
+        )
+        assert answer_to(weixin, "o_alice", "/new")["text"].startswith("✓")
+        assert answer_to(weixin, "o_alice", "new one")["text"] == "Fresh."
+        assert gateway.terminate() == 0
+    assert len(weixin.received) == 6 and {r["via"] for r in weixin.received} == {"passive"}
+    log = gateway.log_text()
+    assert "Traceback" not in log
+    assert sum("weixin refused a request" in line for line in log.splitlines()) == 4
+    key = "agent:main:weixin:dm:o_alice"
+    with SessionStore.open(home) as store:
+        old, new = sorted(
+            (s for s in store.select_sessions() if s.session_key == key),
+            key=lambda s: s.started_at,
+        )
+        assert old.title == "Trip planning" and old.end_reason == "new_session"
+        texts = user_texts(store.messages(old.id))
+        assert texts[:2] == ["hi there", HOSTILE] and len(texts) == 3
+        assert user_texts(store.messages(new.id)) == ["new one"]
+
+
+def test_safe_mode_with_a_slow_answer_and_the_platforms_retries(
+    tmp_path: Path, standin: OpenAIStandIn, weixin: WeixinStandIn
+) -> None:
+    release = threading.Event()
+    standin.add(Reply(text="Sealed hello."), Reply(text="Slow answer.", hold=release))
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(weixin, reply_wait_seconds=2))
+    with GatewayProcess(home) as gateway:
+        weixin.server_url = gateway.addresses["weixin"]
+        first = answer_to(weixin, "o_bob", "hello", safe=True)
+        assert first == {"touser": "o_bob", "text": "Sealed hello.", "via": "passive"}
+        # Encrypted for another account: refused.
+        message, _ = weixin.user_says("o_bob", "think hard", safe=True)
+        assert weixin.deliver(message, safe=True, app_id="wxother").status == 401
+        # The first push was answered "success" after reply_wait_seconds; the platform's
+        # retries of it are acknowledged and stored once; the answer comes once, by the API.
+        assert weixin.deliver(message, safe=True) == CallbackAnswer(200, "success")
+        assert weixin.deliver(message, safe=True) == CallbackAnswer(200, "success")
+        release.set()
+        assert weixin.wait_for_received(2)[1] == {
+            "touser": "o_bob",
+            "text": "Slow answer.",
+            "via": "custom",
+        }
+        time.sleep(0.5)
+        assert gateway.terminate() == 0
+    assert len(weixin.received) == 2
+    assert sessions_by_key(home) == {"agent:main:weixin:dm:o_bob": ["hello", "think hard"]}
+
+
+def test_a_message_acknowledged_before_a_kill_9_is_kept_and_its_repush_is_not_stored_twice(
+    tmp_path: Path, standin: OpenAIStandIn, weixin: WeixinStandIn
+) -> None:
+    release = threading.Event()
+    standin.add(
+        Reply(text="After the restart.", match="go on"),
+        Reply(text="Never sent.", match="kept across", hold=release, times=None),
+    )
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(weixin, reply_wait_seconds=1))
+    gateway = GatewayProcess(home).start()
+    try:
+        weixin.server_url = gateway.addresses["weixin"]
+        message, answer = weixin.user_says("o_carol", "kept across the kill")
+        assert answer == CallbackAnswer(200, "success")
+    finally:
+        gateway.kill()
+        release.set()
+    assert sessions_by_key(home) == {"agent:main:weixin:dm:o_carol": ["kept across the kill"]}
+    with GatewayProcess(home) as again:
+        weixin.server_url = again.addresses["weixin"]
+        assert weixin.deliver(message) == CallbackAnswer(200, "success")  # pushed again
+        assert answer_to(weixin, "o_carol", "go on")["text"] == "After the restart."
+        assert again.terminate() == 0
+    assert sessions_by_key(home) == {
+        "agent:main:weixin:dm:o_carol": ["kept across the kill", "go on"]
+    }
+
+
+def test_a_missing_token_is_one_line_and_the_gateway_does_not_run(
+    tmp_path: Path, standin: OpenAIStandIn, weixin: WeixinStandIn
+) -> None:
+    home = tmp_path / "home"
+    settings = platform(weixin)
+    settings["weixin"].pop("token")
+    settings["weixin"]["token_env"] = "NOT_SET_ANYWHERE"
+    write_config(home, standin.base_url, settings)
+    gateway = GatewayProcess(home)
+    with pytest.raises(AssertionError, match="exited early"):
+        gateway.start()
+    assert gateway.process is not None and gateway.process.wait(30) == 1
+    lines = [line for line in gateway.log_text().splitlines() if "weixin" in line]
+    assert len(lines) == 1 and "gateway.platforms.weixin.token is not set" in lines[0]
+    assert "Traceback" not in gateway.log_text()
+
+
+def test_the_weixin_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
+    bin_folder = fresh_venv_with(tmp_path, "hermes-platform-weixin")
+    home = tmp_path / "home"
+    home.mkdir()
+    assert listed_distributions(bin_folder, home) == {"hermes-platform-weixin"}
+    listed = run_hermes(bin_folder, home, "plugins")
+    assert listed.returncode == 0 and "platform:weixin" in listed.stdout
+
+
+def test_a_message_pushed_while_the_follower_is_busy_is_taken_from_the_platforms_retries(
+    tmp_path: Path, standin: OpenAIStandIn, weixin: WeixinStandIn
+) -> None:
+    release = threading.Event()
+    standin.add(
+        Reply(text="Slow answer.", match="first", hold=release, hold_after_chunks=1),
+        Reply(text="Second answer.", match="second"),
+    )
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(weixin, reply_wait_seconds=1))
+    with GatewayProcess(home) as gateway:
+        weixin.server_url = gateway.addresses["weixin"]
+        assert weixin.user_says("o_dan", "first")[1] == CallbackAnswer(200, "success")
+        deadline = time.monotonic() + 30
+        while not any("first" in str(b["messages"]) for b in standin.requests):
+            assert time.monotonic() < deadline, "the model was never asked"
+            time.sleep(0.05)
+        # Not stored while the first turn runs: no answer within the platform's five seconds
+        # (an error answer would show the follower a failure notice), so it pushes again.
+        message, busy = weixin.user_says("o_dan", "second")
+        assert busy.status == 0
+        assert weixin.deliver(message).status == 0
+        release.set()
+        got = weixin.wait_for_received(2)
+        assert [(r["text"], r["via"]) for r in got] == [
+            ("Slow answer.", "custom"),
+            ("Second answer.", "custom"),
+        ]
+        assert weixin.deliver(message) == CallbackAnswer(200, "success")  # the third push
+        assert gateway.terminate() == 0
+    assert len(weixin.received) == 2
+    assert sessions_by_key(home) == {"agent:main:weixin:dm:o_dan": ["first", "second"]}
