@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import Message, ParentKind
 
-from . import database_imports, imports, rowwrites
+from . import database_imports, imports, session_writes
 from .errors import SessionNotFound
 from .rows import SESSION_COLUMNS, session_from_row
+from .statements import SqliteSql
 
 if TYPE_CHECKING:
     from hermes_hookspecs import Session
@@ -62,7 +63,7 @@ class SqliteImportBookkeeping:
         return imports.delegate_of_foreign_id(self._connection, parent_id, foreign_id)
 
     def session_exists(self, session_id: str) -> bool:
-        return rowwrites.session_exists(self._connection, session_id)
+        return session_writes.session_exists(SqliteSql(self._connection), session_id)
 
     def create_session(
         self,

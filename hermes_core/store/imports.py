@@ -22,8 +22,9 @@ from typing import Any, Literal
 
 from hermes_hookspecs import Message, ParentKind
 
-from . import fulltext, rowwrites
+from . import fulltext, rowwrites, session_writes
 from .connection import write_transaction
+from .statements import SqliteSql
 
 ImportState = Literal["importing", "done"]
 
@@ -180,8 +181,8 @@ def create_imported_session(
     bookkeeping row in state ``importing``; returns the session id. ``session_id`` keeps a
     given id (backup restores); otherwise one is drawn from ``started_at``."""
     with write_transaction(connection) as db:
-        created = rowwrites.insert_session(
-            db,
+        created = session_writes.insert_session(
+            SqliteSql(db),
             source=source,
             session_id=session_id,
             gateway=False,
@@ -264,9 +265,9 @@ def finish_imported_session(
             return None
         title: str | None = row[0]
         if title is None and totals.title_proposal:
-            title = rowwrites.unique_title(db, totals.title_proposal, session_id)
+            title = session_writes.unique_title(SqliteSql(db), totals.title_proposal, session_id)
             if title is not None:
-                rowwrites.write_title(db, session_id, title, title_source)
+                session_writes.write_title(SqliteSql(db), session_id, title, title_source)
         metadata = json.loads(row[1]) if row[1] else {}
         if totals.metadata_updates:
             provenance = dict(metadata.get("imported_from") or {})
@@ -311,7 +312,9 @@ def discard_partial_import(connection: sqlite3.Connection, record: ImportFileRec
     session's delegates) and forget the file; returns how many sessions were deleted."""
     with write_transaction(connection) as db:
         deleted = 0
-        if record.session_id is not None and rowwrites.session_exists(db, record.session_id):
+        if record.session_id is not None and session_writes.session_exists(
+            SqliteSql(db), record.session_id
+        ):
             doomed = rowwrites.with_delegates(db, [record.session_id])
             deleted = rowwrites.delete_sessions(db, doomed)
         db.execute("DELETE FROM import_files WHERE path = ?", (record.path,))
@@ -426,8 +429,8 @@ def _write_batch(connection: sqlite3.Connection, batch: Sequence[WholeSession]) 
         last_message = 0
         cjk_rows: list[tuple[int, str]] = []
         for session in batch:
-            session_id = rowwrites.insert_session(
-                db,
+            session_id = session_writes.insert_session(
+                SqliteSql(db),
                 source=session.source,
                 session_id=None,
                 gateway=False,

@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import Message, ParentKind, Session, StoreEvents
 
+from hermes_core.store import session_writes
 from hermes_core.store.database_imports import REFRESHABLE_FIELDS, ImportedEntry
 from hermes_core.store.errors import SessionNotFound
 from hermes_core.store.imports import ImportedTotals, ImportFileRecord
 from hermes_core.store.rows import SESSION_COLUMNS, session_from_row
 
 from . import writes
+from .statements import PostgresSql
 
 if TYPE_CHECKING:
     import psycopg
@@ -223,7 +225,7 @@ class PostgresImportBookkeeping:
         return None if row is None else str(row[0])
 
     def session_exists(self, session_id: str) -> bool:
-        return writes.session_exists(self._db, session_id)
+        return session_writes.session_exists(PostgresSql(self._db), session_id)
 
     def create_session(
         self,
@@ -242,8 +244,8 @@ class PostgresImportBookkeeping:
         """Create an imported (or restored) session row with its bookkeeping row in state
         ``importing``; fires ``session_started``."""
         with self._db.transaction():
-            created = writes.insert_session(
-                self._db,
+            created = session_writes.insert_session(
+                PostgresSql(self._db),
                 source=source,
                 session_id=session_id,
                 gateway=False,
@@ -320,10 +322,11 @@ class PostgresImportBookkeeping:
             title: str | None = row[0]
             proposal = totals.title_proposal
             if title is None and proposal:
-                title = writes.store_unique_title(
-                    self._db,
+                sql = PostgresSql(self._db)
+                title = session_writes.store_unique_title(
+                    sql,
                     session_id,
-                    lambda: writes.unique_title(self._db, proposal, session_id),
+                    lambda: session_writes.unique_title(sql, proposal, session_id),
                     title_source,
                     if_untitled=True,
                 )
@@ -367,7 +370,9 @@ class PostgresImportBookkeeping:
         """Delete what an interrupted import of ``record.path`` left and forget the file."""
         with self._db.transaction():
             deleted = 0
-            if record.session_id is not None and writes.session_exists(self._db, record.session_id):
+            if record.session_id is not None and session_writes.session_exists(
+                PostgresSql(self._db), record.session_id
+            ):
                 doomed = writes.with_delegates(self._db, [record.session_id])
                 deleted = writes.delete_sessions(self._db, doomed)
             self._db.execute("DELETE FROM import_files WHERE path = %s", (record.path,))
