@@ -12,7 +12,7 @@ are written once in :mod:`hermes_core.store.session_writes`, run here through
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hermes_hookspecs import Message
@@ -25,15 +25,6 @@ if TYPE_CHECKING:
     import psycopg
 
     Db = psycopg.Connection[tuple[Any, ...]]
-
-
-def write_state(db: Db, values: Mapping[str, str]) -> None:
-    if values:
-        db.cursor().executemany(
-            "INSERT INTO state_meta(key, value) VALUES (%s, %s) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            list(values.items()),
-        )
 
 
 def delete_state(db: Db, keys: Sequence[str]) -> None:
