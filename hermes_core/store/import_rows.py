@@ -376,7 +376,8 @@ class ImportRows(ABC):
             self._sql.execute(
                 "UPDATE sessions SET "
                 "message_count = (SELECT count(*) FROM messages WHERE session_id = sessions.id), "
-                f"tool_call_count = (SELECT coalesce(sum(json_array_length({self._tool_calls_json})), 0) "
+                "tool_call_count = (SELECT coalesce(sum("
+                f"json_array_length({self._tool_calls_json})), 0) "
                 "  FROM messages WHERE session_id = sessions.id AND tool_calls IS NOT NULL) "
                 "WHERE id = ?",
                 (session_id,),
