@@ -28,7 +28,7 @@ from . import rowwrites
 from .connection import write_transaction
 from .maintenance import SizeSplit, file_bytes, optimize, size_split
 from .protocol import PlanRow
-from .state_meta import read_state, write_state
+from .state_meta import delete_state, read_state, write_state
 from .statements import Sql, SqliteSql
 
 if TYPE_CHECKING:
@@ -98,17 +98,25 @@ def archived_ids(sql: Sql, where: str, params: Sequence[object]) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
-def still_eligible(db: sqlite3.Connection, session_ids: Sequence[str]) -> list[str]:
+def still_eligible(sql: Sql, session_ids: Sequence[str]) -> list[str]:
     """Those of ``session_ids`` that may still be pruned right now: they exist, are ended,
     unpinned and unprotected (a session may have been pinned or resumed since the plan)."""
-    rows = db.execute(
-        PROTECTED_CTE
-        + "SELECT s.id FROM sessions s WHERE s.id IN (SELECT value FROM json_each(?)) "
+    wanted, ids = sql.in_ids("s.id", session_ids)
+    rows = sql.execute(
+        PROTECTED_CTE + f"SELECT s.id FROM sessions s WHERE {wanted} "
         "AND s.ended_at IS NOT NULL AND s.pinned = 0 "
         "AND s.id NOT IN (SELECT id FROM protected)",
-        (json.dumps(list(session_ids)),),
-    )
+        (ids,),
+    ).fetchall()
     return [str(row[0]) for row in rows]
+
+
+def unarchive(sql: Sql, session_ids: Sequence[str]) -> int:
+    """Inside a transaction: unarchive those of ``session_ids`` that are archived; how many."""
+    wanted, ids = sql.in_ids("id", session_ids)
+    return sql.execute(
+        f"UPDATE sessions SET archived = 0 WHERE {wanted} AND archived = 1", (ids,)
+    ).rowcount
 
 
 def with_delegates(db: sqlite3.Connection, session_ids: Sequence[str]) -> list[str]:
@@ -138,10 +146,10 @@ class SqliteLifecycleTransaction:
         write_state(SqliteSql(self._db), values)
 
     def delete_state(self, *keys: str) -> None:
-        self._db.executemany("DELETE FROM state_meta WHERE key = ?", [(key,) for key in keys])
+        delete_state(SqliteSql(self._db), keys)
 
     def still_eligible(self, session_ids: Sequence[str]) -> list[str]:
-        return still_eligible(self._db, session_ids)
+        return still_eligible(SqliteSql(self._db), session_ids)
 
     def with_delegates(self, session_ids: Sequence[str]) -> list[str]:
         return with_delegates(self._db, session_ids)
@@ -218,12 +226,7 @@ class SqliteLifecycle:
 
     def unarchive(self, session_ids: Sequence[str]) -> int:
         with write_transaction(self._connection) as db:
-            changed: int = db.execute(
-                "UPDATE sessions SET archived = 0 "
-                "WHERE id IN (SELECT value FROM json_each(?)) AND archived = 1",
-                (json.dumps(list(session_ids)),),
-            ).rowcount
-        return changed
+            return unarchive(SqliteSql(db), session_ids)
 
     def free_space(self) -> tuple[int, int, int]:
         """(free pages, pages, page size)."""

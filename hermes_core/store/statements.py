@@ -13,6 +13,7 @@ own.
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -53,6 +54,11 @@ class Sql(Protocol):
         """Run one statement (``?`` placeholders) once for each of ``rows``."""
         ...
 
+    def in_ids(self, column: str, ids: Sequence[str]) -> tuple[str, object]:
+        """``column`` is one of ``ids``, as one condition and its one parameter (a list of
+        any length, past the limit on a statement's parameters)."""
+        ...
+
     def attempt(self) -> AbstractContextManager[object]:
         """A block whose failing statement leaves the caller's transaction usable (a
         savepoint, where a failed statement would spoil the whole transaction)."""
@@ -79,6 +85,10 @@ class SqliteSql:
     def executemany(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
         """Run one statement for each row."""
         self.connection.executemany(sql, rows)
+
+    def in_ids(self, column: str, ids: Sequence[str]) -> tuple[str, object]:
+        """The ids as one JSON array, read by ``json_each``."""
+        return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(list(ids))
 
     def attempt(self) -> AbstractContextManager[object]:
         """Nothing: SQLite undoes a failed statement alone, the transaction goes on."""

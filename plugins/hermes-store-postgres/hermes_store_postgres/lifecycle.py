@@ -26,9 +26,11 @@ from hermes_core.store.lifecycle_queries import (
     archived_ids,
     count_active,
     plan_rows,
+    still_eligible,
+    unarchive,
 )
 from hermes_core.store.maintenance import SizeSplit, StoreStats
-from hermes_core.store.state_meta import read_state, write_state
+from hermes_core.store.state_meta import delete_state, read_state, write_state
 
 from . import writes
 from .selection_sql import build_where
@@ -65,17 +67,11 @@ class PostgresLifecycleTransaction:
         write_state(PostgresSql(self._db), values)
 
     def delete_state(self, *keys: str) -> None:
-        writes.delete_state(self._db, keys)
+        delete_state(PostgresSql(self._db), keys)
 
     def still_eligible(self, session_ids: Sequence[str]) -> list[str]:
         """Those that may still be pruned now: existing, ended, unpinned, unprotected."""
-        rows = self._db.execute(
-            PROTECTED_CTE + "SELECT s.id FROM sessions s WHERE s.id = ANY(%s::text[]) "
-            "AND s.ended_at IS NOT NULL AND s.pinned = 0 "
-            "AND s.id NOT IN (SELECT id FROM protected)",
-            (list(session_ids),),
-        ).fetchall()
-        return [str(row[0]) for row in rows]
+        return still_eligible(PostgresSql(self._db), session_ids)
 
     def with_delegates(self, session_ids: Sequence[str]) -> list[str]:
         return writes.with_delegates(self._db, session_ids)
@@ -138,11 +134,7 @@ class PostgresLifecycle:
         return archived_ids(PostgresSql(self._db), *build_where(selection))
 
     def unarchive(self, session_ids: Sequence[str]) -> int:
-        changed: int = self._db.execute(
-            "UPDATE sessions SET archived = 0 WHERE id = ANY(%s::text[]) AND archived = 1",
-            (list(session_ids),),
-        ).rowcount
-        return changed
+        return unarchive(PostgresSql(self._db), session_ids)
 
     # ------------------------------------------------------------------ maintenance
 

@@ -32,6 +32,10 @@ class PostgresSql:
         """Run one statement for each row (psycopg sends them together)."""
         self.db.cursor().executemany(sql.replace("?", "%s"), rows)
 
+    def in_ids(self, column: str, ids: Sequence[str]) -> tuple[str, object]:
+        """The ids as one ``text[]`` array."""
+        return f"{column} = ANY(?::text[])", list(ids)
+
     def attempt(self) -> AbstractContextManager[object]:
         """A savepoint: a failed statement would otherwise abort the whole transaction."""
         return self.db.transaction()

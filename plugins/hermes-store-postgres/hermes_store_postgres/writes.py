@@ -1,8 +1,7 @@
 """PostgreSQL's own row writes, each run inside the caller's transaction (``db`` is a
 connection inside ``with db.transaction()``): message batches (a block of ids reserved at once,
 ``COPY`` for bulk loads, one ``INSERT`` pipelined for a live turn), the session counters, a
-deletion's delegates and the deletion itself (arrays instead of ``IN (…)`` lists), and
-``state_meta`` in batches.
+deletion's delegates and the deletion itself (arrays instead of ``IN (…)`` lists).
 
 The writes both stores take — sessions, titles, system prompts, the rows of a message batch —
 are written once in :mod:`hermes_core.store.session_writes`, run here through
@@ -25,10 +24,6 @@ if TYPE_CHECKING:
     import psycopg
 
     Db = psycopg.Connection[tuple[Any, ...]]
-
-
-def delete_state(db: Db, keys: Sequence[str]) -> None:
-    db.execute("DELETE FROM state_meta WHERE key = ANY(%s)", (list(keys),))
 
 
 MESSAGE_ID_LOCK = 0x4865726D6D69
