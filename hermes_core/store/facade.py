@@ -10,9 +10,9 @@ lineages; read and write ``state_meta``. :class:`StoreFacade` holds all of it, i
 both stores take (see :mod:`.statements`), as :class:`~.routed_sessions.RoutingRows` and
 :class:`~.handoffs.HandoffRows` do for their facets.
 
-A backend gives what differs: its connection (``_sql``) and transactions, its row writes
-(session and message inserts, titles, deletion: each backend keeps its own, see
-``rowwrites``), its selection dialect, its full-text upkeep (``update_message_content``),
+A backend gives what differs: its connection (``_sql``) and transactions, its message
+inserts and deletions (session rows and titles are written once, in :mod:`.session_writes`),
+its selection dialect, its full-text upkeep (``update_message_content``),
 previews and statistics, and how the title worker gets a connection of its own. The built-in
 SQLite store (:class:`~hermes_core.store.SessionStore`) and the PostgreSQL plugin's store are
 two such backends; ``tests/store_conformance/`` checks any of them.
@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from hermes_hookspecs import Message, ParentKind, Session, StoreEvents
 
-from . import lineage_queries, state_meta
+from . import lineage_queries, session_writes, state_meta
 from .errors import SessionNotFound
 from .lookup import resolve_reference
 from .rows import (
@@ -104,28 +104,28 @@ class StoreFacade(ABC):
         """``selection`` as one condition over ``sessions s`` and its parameters (the
         backend's :class:`~.selection_sql.SelectionDialect`)."""
 
-    @abstractmethod
     def _insert_session(self, **columns: Any) -> str:
-        """Inside a transaction: insert a session row with the backend's ``insert_session``
-        (``columns``: its keyword arguments, the new row checked first); its id."""
+        """Inside a transaction: insert a session row (``columns``: the keyword arguments of
+        :func:`.session_writes.insert_session`, the new row checked first); its id."""
+        return session_writes.insert_session(self._sql, **columns)
 
-    @abstractmethod
     def _checked_manual_title(self, title: str, session_id: str) -> str:
         """Inside a transaction: ``title`` as a person typed it for ``session_id``, sanitised;
         an empty or too long title, or one another session has, raises."""
+        return session_writes.checked_manual_title(self._sql, title, exclude_id=session_id)
 
-    @abstractmethod
     def _write_title(self, session_id: str, title: str, source: str) -> None:
         """Inside a transaction: set the title (and where it came from) of ``session_id``."""
+        session_writes.write_title(self._sql, session_id, title, source)
 
-    @abstractmethod
     def _queue_title(self, session_id: str, title: str) -> None:
         """Inside a transaction: keep ``title`` for when ``session_id`` is created (SPEC S4)."""
+        session_writes.queue_title(self._sql, session_id, title)
 
-    @abstractmethod
     def _write_lineage_title(self, session_id: str, parent_title: str) -> None:
         """Inside a transaction: give the continuation ``session_id`` the next free ``#N``
         title of ``parent_title``'s lineage."""
+        session_writes.write_lineage_title(self._sql, session_id, parent_title)
 
     @abstractmethod
     def _with_delegates(self, session_ids: Sequence[str]) -> list[str]:
@@ -145,10 +145,10 @@ class StoreFacade(ABC):
         them, their tool calls, latest timestamp and the tokens to the session's counters.
         Their ids, consecutive."""
 
-    @abstractmethod
     def _automatic_title(self, session_id: str, proposal: str) -> str | None:
         """Inside a transaction: store ``proposal`` (sanitised, cut, made unique) as the
         session's automatic title unless it has a title by now; what was stored."""
+        return session_writes.automatic_title(self._sql, session_id, proposal)
 
     @abstractmethod
     def _insight_rows(self, where: str, params: Sequence[object]) -> InsightRows:

@@ -1,6 +1,8 @@
 """The SQLite side of ``Store.insight_rows`` (the rows and what they mean: :mod:`.insight_rows`):
 usage, cost inputs, activity and tool results over a selection of sessions, each one ``GROUP BY``
-in SQL (never a walk over messages in Python).
+in SQL (never a walk over messages in Python). Usage, activity and the largest sessions are
+the statements both stores take (:mod:`.insight_queries`); the tool results and the snapshot
+are SQLite's own.
 
 The selection is the F1 condition :func:`.selection_sql.build_where` produces over ``sessions``
 aliased ``s``. Session-level figures come from the session counters alone; the tool
@@ -16,16 +18,12 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
-from .insight_rows import (
-    ACTIVITY_BUCKET_SECONDS,
-    LARGEST_SESSIONS,
-    ActivityRow,
-    InsightRows,
-    SessionUsageRow,
-    ToolResultRow,
-    UsageRow,
-)
-from .selection_sql import SESSION_TOKENS_SQL
+from .insight_queries import activity_rows, largest_session_rows, usage_rows
+from .insight_rows import ACTIVITY_BUCKET_SECONDS, InsightRows, ToolResultRow
+from .statements import SqliteSql
+
+_BUCKET = f"CAST(s.started_at / {ACTIVITY_BUCKET_SECONDS} AS INTEGER)"
+"""A session's activity bucket: its start over the bucket size, truncated."""
 
 _HEAD = "ltrim(substr(content, 1, 300), char(32, 9, 10, 13))"
 """The start of a message, leading white space removed (only the head is ever copied)."""
@@ -48,74 +46,6 @@ END"""
 """1 when a tool result reports a failure, 0 when not, NULL for other roles.
 
 The rule is :data:`.insight_rows.TOOL_FAILURE_RULE`."""
-
-
-def usage_rows(
-    connection: sqlite3.Connection, where: str, params: Sequence[object]
-) -> list[UsageRow]:
-    """Session counters per (source, model) over the sessions matching ``where``."""
-    rows = connection.execute(
-        "SELECT s.source, s.model, count(*), sum(s.message_count), sum(s.input_tokens), "
-        "sum(s.output_tokens), sum(s.tool_call_count), "
-        "coalesce(sum(s.cost_actual_usd), 0), count(s.cost_actual_usd), "
-        "coalesce(sum(CASE WHEN s.cost_actual_usd IS NULL THEN s.cost_estimated_usd END), 0), "
-        "count(CASE WHEN s.cost_actual_usd IS NULL THEN s.cost_estimated_usd END), "
-        "sum(s.cost_actual_usd IS NULL AND s.cost_estimated_usd IS NULL), "
-        "sum(s.cost_actual_usd IS NULL AND s.cost_estimated_usd IS NULL "
-        f"    AND {SESSION_TOKENS_SQL} > 0), "
-        "sum(CASE WHEN s.cost_actual_usd IS NULL AND s.cost_estimated_usd IS NULL "
-        "    THEN s.input_tokens ELSE 0 END), "
-        "sum(CASE WHEN s.cost_actual_usd IS NULL AND s.cost_estimated_usd IS NULL "
-        "    THEN s.output_tokens ELSE 0 END), "
-        "min(s.started_at), max(s.last_active_at), "
-        "sum(s.cache_read_tokens), sum(s.cache_write_tokens), "
-        "sum(CASE WHEN s.cost_actual_usd IS NULL AND s.cost_estimated_usd IS NULL "
-        "    THEN s.cache_read_tokens ELSE 0 END), "
-        "sum(CASE WHEN s.cost_actual_usd IS NULL AND s.cost_estimated_usd IS NULL "
-        "    THEN s.cache_write_tokens ELSE 0 END) "
-        f"FROM sessions s WHERE {where} GROUP BY s.source, s.model ORDER BY s.source, s.model",
-        list(params),
-    )
-    return [
-        UsageRow(
-            source=row[0],
-            model=row[1],
-            sessions=row[2],
-            messages=row[3],
-            input_tokens=row[4],
-            output_tokens=row[5],
-            tool_calls=row[6],
-            actual_cost_usd=float(row[7]),
-            actual_cost_sessions=row[8],
-            stored_estimate_usd=float(row[9]),
-            stored_estimate_sessions=row[10],
-            uncosted_sessions=row[11],
-            uncosted_with_tokens=row[12],
-            uncosted_input_tokens=row[13],
-            uncosted_output_tokens=row[14],
-            first_started_at=row[15],
-            last_active_at=row[16],
-            cache_read_tokens=row[17],
-            cache_write_tokens=row[18],
-            uncosted_cache_read_tokens=row[19],
-            uncosted_cache_write_tokens=row[20],
-        )
-        for row in rows
-    ]
-
-
-def activity_rows(
-    connection: sqlite3.Connection, where: str, params: Sequence[object]
-) -> list[ActivityRow]:
-    """Session starts per :data:`ACTIVITY_BUCKET_SECONDS` of UTC time, oldest first."""
-    size = ACTIVITY_BUCKET_SECONDS
-    rows = connection.execute(
-        f"SELECT CAST(s.started_at / {size} AS INTEGER) AS bucket, count(*), "
-        f"sum(s.message_count), sum({SESSION_TOKENS_SQL}) "
-        f"FROM sessions s WHERE {where} GROUP BY bucket ORDER BY bucket",
-        list(params),
-    )
-    return [ActivityRow(float(row[0] * size), row[1], row[2], row[3]) for row in rows]
 
 
 def tool_result_rows(
@@ -155,38 +85,21 @@ def tool_result_rows(
     return [ToolResultRow(name, results, failed) for name, (results, failed) in counts.items()]
 
 
-def largest_session_rows(
-    connection: sqlite3.Connection,
-    where: str,
-    params: Sequence[object],
-    limit: int = LARGEST_SESSIONS,
-) -> list[SessionUsageRow]:
-    """The ``limit`` sessions matching ``where`` with the most tokens."""
-    rows = connection.execute(
-        "SELECT s.id, s.title, s.source, s.model, s.started_at, s.message_count, "
-        "s.input_tokens, s.output_tokens, s.cost_actual_usd, s.cost_estimated_usd, "
-        "s.cache_read_tokens, s.cache_write_tokens "
-        f"FROM sessions s WHERE {where} AND {SESSION_TOKENS_SQL} > 0 "
-        f"ORDER BY {SESSION_TOKENS_SQL} DESC, s.id LIMIT ?",
-        [*params, limit],
-    )
-    return [SessionUsageRow(*row) for row in rows]
-
-
 def insight_rows(
     connection: sqlite3.Connection, where: str, params: Sequence[object]
 ) -> InsightRows:
     """Usage, activity and tool rows for one selection, read in one snapshot."""
+    sql = SqliteSql(connection)
     in_transaction = connection.in_transaction
     if not in_transaction:
         # One read transaction: the three queries see the same store even while others write.
         connection.execute("BEGIN")
     try:
         return InsightRows(
-            usage=usage_rows(connection, where, params),
-            activity=activity_rows(connection, where, params),
+            usage=usage_rows(sql, where, params),
+            activity=activity_rows(sql, where, params, _BUCKET),
             tools=tool_result_rows(connection, where, params),
-            largest=largest_session_rows(connection, where, params),
+            largest=largest_session_rows(sql, where, params),
         )
     finally:
         if not in_transaction:

@@ -1,7 +1,9 @@
 """Every SQL statement of prune, archive, the lifecycle lock and the automatic clean-up.
 
 :mod:`hermes_core.lifecycle` decides what to prune or archive, when, and under which lock;
-this module is the only place it reads or writes the store. :class:`SqliteLifecycle`
+this module is the only place it reads or writes the store. The plans (:func:`plan_rows`),
+the running count and the archived ids are the statements both stores take; the PostgreSQL
+plugin runs them too. :class:`SqliteLifecycle`
 implements :class:`~hermes_core.store.protocol.LifecycleQueries`; its
 :meth:`~SqliteLifecycle.transaction` is one ``BEGIN IMMEDIATE`` transaction, within which the
 lock row is checked and taken atomically across processes.
@@ -26,8 +28,8 @@ from . import rowwrites
 from .connection import write_transaction
 from .maintenance import SizeSplit, file_bytes, optimize, size_split
 from .protocol import PlanRow
-from .state_meta import read_state, write_state
-from .statements import SqliteSql
+from .state_meta import delete_state, read_state, write_state
+from .statements import Sql, SqliteSql
 
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
@@ -61,17 +63,60 @@ WITH RECURSIVE
 _NOT_PINNED = "s.pinned = 0 AND s.id NOT IN (SELECT id FROM pinned_family)"
 
 
-def still_eligible(db: sqlite3.Connection, session_ids: Sequence[str]) -> list[str]:
+PRUNE_FLAG = "s.pinned = 1 OR s.id IN (SELECT id FROM protected)"
+"""The last column of :func:`plan_rows` for prune: the session is pinned or protected."""
+ARCHIVE_FLAG = _NOT_PINNED
+"""The last column of :func:`plan_rows` for archive: the session may be archived."""
+
+
+def plan_rows(sql: Sql, where: str, params: Sequence[object], flag: str) -> list[PlanRow]:
+    """(id, title, last active, messages, ``flag``) of the sessions matching ``where``, oldest
+    activity first (ties by id in byte order): what prune and archive plan over."""
+    rows = sql.execute(
+        PROTECTED_CTE + f"SELECT s.id, s.title, s.last_active_at, s.message_count, {flag} "
+        f"FROM sessions s WHERE {where} ORDER BY s.last_active_at, s.id{sql.binary_order}",
+        params,
+    ).fetchall()
+    return [(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
+
+
+def count_active(sql: Sql, where: str, params: Sequence[object]) -> int:
+    """How many sessions matching ``where`` are still running."""
+    row = sql.execute(
+        f"SELECT count(*) FROM sessions s WHERE {where} AND s.ended_at IS NULL", params
+    ).fetchone()
+    return int(row[0])
+
+
+def archived_ids(sql: Sql, where: str, params: Sequence[object]) -> list[str]:
+    """Ids of the archived sessions matching ``where``, oldest activity first."""
+    rows = sql.execute(
+        f"SELECT s.id FROM sessions s WHERE {where} AND s.archived = 1 "
+        f"ORDER BY s.last_active_at, s.id{sql.binary_order}",
+        params,
+    ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def still_eligible(sql: Sql, session_ids: Sequence[str]) -> list[str]:
     """Those of ``session_ids`` that may still be pruned right now: they exist, are ended,
     unpinned and unprotected (a session may have been pinned or resumed since the plan)."""
-    rows = db.execute(
-        PROTECTED_CTE
-        + "SELECT s.id FROM sessions s WHERE s.id IN (SELECT value FROM json_each(?)) "
+    wanted, ids = sql.in_ids("s.id", session_ids)
+    rows = sql.execute(
+        PROTECTED_CTE + f"SELECT s.id FROM sessions s WHERE {wanted} "
         "AND s.ended_at IS NOT NULL AND s.pinned = 0 "
         "AND s.id NOT IN (SELECT id FROM protected)",
-        (json.dumps(list(session_ids)),),
-    )
+        (ids,),
+    ).fetchall()
     return [str(row[0]) for row in rows]
+
+
+def unarchive(sql: Sql, session_ids: Sequence[str]) -> int:
+    """Inside a transaction: unarchive those of ``session_ids`` that are archived; how many."""
+    wanted, ids = sql.in_ids("id", session_ids)
+    return sql.execute(
+        f"UPDATE sessions SET archived = 0 WHERE {wanted} AND archived = 1", (ids,)
+    ).rowcount
 
 
 def with_delegates(db: sqlite3.Connection, session_ids: Sequence[str]) -> list[str]:
@@ -101,10 +146,10 @@ class SqliteLifecycleTransaction:
         write_state(SqliteSql(self._db), values)
 
     def delete_state(self, *keys: str) -> None:
-        self._db.executemany("DELETE FROM state_meta WHERE key = ?", [(key,) for key in keys])
+        delete_state(SqliteSql(self._db), keys)
 
     def still_eligible(self, session_ids: Sequence[str]) -> list[str]:
-        return still_eligible(self._db, session_ids)
+        return still_eligible(SqliteSql(self._db), session_ids)
 
     def with_delegates(self, session_ids: Sequence[str]) -> list[str]:
         return with_delegates(self._db, session_ids)
@@ -141,24 +186,13 @@ class SqliteLifecycle:
         oldest activity first; ``protected`` means pinned or protected."""
         from .selection_sql import build_where
 
-        where, params = build_where(selection)
-        rows = self._connection.execute(
-            PROTECTED_CTE + "SELECT s.id, s.title, s.last_active_at, s.message_count, "
-            "s.pinned = 1 OR s.id IN (SELECT id FROM protected) "
-            f"FROM sessions s WHERE {where} ORDER BY s.last_active_at, s.id",
-            params,
-        ).fetchall()
-        return [(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
+        return plan_rows(SqliteSql(self._connection), *build_where(selection), PRUNE_FLAG)
 
     def count_active(self, selection: SessionFilter) -> int:
         """How many sessions of ``selection`` are still running."""
         from .selection_sql import build_where
 
-        where, params = build_where(selection)
-        count: int = self._connection.execute(
-            f"SELECT count(*) FROM sessions s WHERE {where} AND s.ended_at IS NULL", params
-        ).fetchone()[0]
-        return count
+        return count_active(SqliteSql(self._connection), *build_where(selection))
 
     def with_delegates(self, session_ids: Sequence[str]) -> list[str]:
         return with_delegates(self._connection, session_ids)
@@ -168,14 +202,7 @@ class SqliteLifecycle:
         oldest activity first; ``archivable`` is false for pinned lineages."""
         from .selection_sql import build_where
 
-        where, params = build_where(selection)
-        rows = self._connection.execute(
-            PROTECTED_CTE
-            + f"SELECT s.id, s.title, s.last_active_at, s.message_count, {_NOT_PINNED} "
-            f"FROM sessions s WHERE {where} ORDER BY s.last_active_at, s.id",
-            params,
-        ).fetchall()
-        return [(r[0], r[1], r[2], r[3], bool(r[4])) for r in rows]
+        return plan_rows(SqliteSql(self._connection), *build_where(selection), ARCHIVE_FLAG)
 
     def archive(self, session_ids: Sequence[str]) -> int:
         """Archive these sessions in one transaction, re-checking each (ended, not pinned,
@@ -195,22 +222,11 @@ class SqliteLifecycle:
         """Ids of the archived sessions of ``selection`` (archived ones included)."""
         from .selection_sql import build_where
 
-        where, params = build_where(selection)
-        rows = self._connection.execute(
-            f"SELECT s.id FROM sessions s WHERE {where} AND s.archived = 1 "
-            "ORDER BY s.last_active_at, s.id",
-            params,
-        )
-        return [str(row[0]) for row in rows]
+        return archived_ids(SqliteSql(self._connection), *build_where(selection))
 
     def unarchive(self, session_ids: Sequence[str]) -> int:
         with write_transaction(self._connection) as db:
-            changed: int = db.execute(
-                "UPDATE sessions SET archived = 0 "
-                "WHERE id IN (SELECT value FROM json_each(?)) AND archived = 1",
-                (json.dumps(list(session_ids)),),
-            ).rowcount
-        return changed
+            return unarchive(SqliteSql(db), session_ids)
 
     def free_space(self) -> tuple[int, int, int]:
         """(free pages, pages, page size)."""

@@ -25,10 +25,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from hermes_hookspecs import ParentKind, Session, StoreEvents
 
-from . import rowwrites
+from . import session_writes
 from .connection import write_transaction
 from .errors import SessionNotFound
 from .routing import RouteRecord
+from .statements import SqliteSql
 
 if TYPE_CHECKING:
     from .store import SessionStore
@@ -583,7 +584,7 @@ class RoutingStore(RoutingRows):
         """Nothing to take: ``BEGIN IMMEDIATE`` already keeps every other writer out."""
 
     def _insert_session(self, **columns: Any) -> str:
-        return rowwrites.insert_session(self._db, **columns)
+        return session_writes.insert_session(SqliteSql(self._db), **columns)
 
     def _session(self, session_id: str) -> Session:
         return self._store.get_session(session_id)

@@ -48,3 +48,10 @@ def write_state(sql: Sql, values: Mapping[str, str]) -> None:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (key, value),
         )
+
+
+def delete_state(sql: Sql, keys: Iterable[str]) -> None:
+    """Unset keys inside the caller's write transaction."""
+    rows = [(key,) for key in keys]
+    if rows:
+        sql.executemany("DELETE FROM state_meta WHERE key = ?", rows)

@@ -12,9 +12,16 @@ own.
 
 from __future__ import annotations
 
+import contextlib
+import json
 import sqlite3
 from collections.abc import Sequence
-from typing import Any, Protocol
+from contextlib import AbstractContextManager
+from typing import Any, Literal, Protocol
+
+Conflict = Literal["id", "title", "parent"]
+"""What an insert or update of a session row ran into: its id is taken, its title is another
+session's (the unique index), or its parent does not exist."""
 
 
 class ResultRows(Protocol):
@@ -43,6 +50,25 @@ class Sql(Protocol):
         """Run one statement (``?`` placeholders) and return its rows."""
         ...
 
+    def executemany(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        """Run one statement (``?`` placeholders) once for each of ``rows``."""
+        ...
+
+    def in_ids(self, column: str, ids: Sequence[str]) -> tuple[str, object]:
+        """``column`` is one of ``ids``, as one condition and its one parameter (a list of
+        any length, past the limit on a statement's parameters)."""
+        ...
+
+    def attempt(self) -> AbstractContextManager[object]:
+        """A block whose failing statement leaves the caller's transaction usable (a
+        savepoint, where a failed statement would spoil the whole transaction)."""
+        ...
+
+    def conflict(self, error: BaseException) -> Conflict | None:
+        """What ``error``, raised by a write of a session row, ran into; None for any other
+        error."""
+        ...
+
 
 class SqliteSql:
     """The built-in store's :class:`Sql`: the SQLite connection as it is."""
@@ -55,6 +81,31 @@ class SqliteSql:
     def execute(self, sql: str, params: Sequence[object] = ()) -> ResultRows:
         """Run one statement on the connection."""
         return self.connection.execute(sql, tuple(params))
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        """Run one statement for each row."""
+        self.connection.executemany(sql, rows)
+
+    def in_ids(self, column: str, ids: Sequence[str]) -> tuple[str, object]:
+        """The ids as one JSON array, read by ``json_each``."""
+        return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(list(ids))
+
+    def attempt(self) -> AbstractContextManager[object]:
+        """Nothing: SQLite undoes a failed statement alone, the transaction goes on."""
+        return contextlib.nullcontext()
+
+    def conflict(self, error: BaseException) -> Conflict | None:
+        """Read from the text of SQLite's ``IntegrityError``."""
+        if not isinstance(error, sqlite3.IntegrityError):
+            return None
+        text = str(error)
+        if "sessions.id" in text:
+            return "id"
+        if "FOREIGN KEY" in text:
+            return "parent"
+        if "sessions.title" in text:
+            return "title"
+        return None
 
 
 def marks(values: Sequence[object]) -> str:

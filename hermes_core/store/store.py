@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from hermes_hookspecs import Message, StoreEvents
 
@@ -188,23 +188,6 @@ class SessionStore(StoreFacade):
 
         return build_where(selection)
 
-    def _insert_session(self, **columns: Any) -> str:
-        return rowwrites.insert_session(self._connection, **columns)
-
-    def _checked_manual_title(self, title: str, session_id: str) -> str:
-        return rowwrites.checked_manual_title(self._connection, title, exclude_id=session_id)
-
-    def _write_title(self, session_id: str, title: str, source: str) -> None:
-        rowwrites.write_title(self._connection, session_id, title, source)
-
-    def _queue_title(self, session_id: str, title: str) -> None:
-        rowwrites.queue_title(self._connection, session_id, title)
-
-    def _write_lineage_title(self, session_id: str, parent_title: str) -> None:
-        """One writer at a time: the next free number is still free when it is written."""
-        title = rowwrites.next_lineage_title(self._connection, parent_title)
-        rowwrites.write_title(self._connection, session_id, title, "lineage")
-
     def _with_delegates(self, session_ids: Sequence[str]) -> list[str]:
         return rowwrites.with_delegates(self._connection, session_ids)
 
@@ -230,9 +213,6 @@ class SessionStore(StoreFacade):
             ),
         )
         return inserted.ids
-
-    def _automatic_title(self, session_id: str, proposal: str) -> str | None:
-        return rowwrites.automatic_title(self._connection, session_id, proposal)
 
     def _insight_rows(self, where: str, params: Sequence[object]) -> InsightRows:
         from .insights import insight_rows

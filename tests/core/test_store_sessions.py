@@ -20,7 +20,7 @@ from store_helpers import (
 )
 
 from hermes_core.store import SessionNotFound, SessionStore, fulltext
-from hermes_core.store import rowwrites as rowwrites_module
+from hermes_core.store import session_writes as session_writes_module
 from hermes_core.store.ids import new_session_id
 
 CLI_ID = re.compile(r"^\d{8}_\d{6}_[0-9a-f]{6}$")
@@ -68,7 +68,7 @@ def test_generated_id_that_collides_is_replaced_not_refused(
 ) -> None:
     first = store.create_session("cli")
     answers = iter([first.id, first.id, "20250101_000000_abcdef"])
-    monkeypatch.setattr(rowwrites_module, "new_session_id", lambda **_: next(answers))
+    monkeypatch.setattr(session_writes_module, "new_session_id", lambda **_: next(answers))
     second = store.create_session("cli")
     assert second.id == "20250101_000000_abcdef"
 

@@ -1,9 +1,10 @@
 """The PostgreSQL side of ``Store.insight_rows``: the same rows, with the same meaning, as the
 SQLite queries (``hermes_core/store/insight_rows.py`` says what each figure is).
 
-Session-level figures are ``GROUP BY`` over the session counters. Tool results are counted in
-SQL by tool name; the failure rule (``TOOL_FAILURE_RULE`` in the core) is applied in SQL for its
-text forms (``error…``, a Python traceback) and, for results that start with ``{``, by reading
+Session-level figures (usage, activity, the largest sessions) are the statements both stores
+take (``hermes_core/store/insight_queries.py``); this module gives them the time bucket. Tool
+results are counted in SQL by tool name; the failure rule (``TOOL_FAILURE_RULE`` in the core)
+is applied in SQL for its text forms (``error…``, a Python traceback) and, for results that start with ``{``, by reading
 them as JSON here — PostgreSQL 15 has no ``IS JSON`` test that could refuse invalid text without
 raising, and only those rows are read.
 """
@@ -14,19 +15,16 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.store.insight_rows import (
-    ACTIVITY_BUCKET_SECONDS,
-    LARGEST_SESSIONS,
-    ActivityRow,
-    InsightRows,
-    SessionUsageRow,
-    ToolResultRow,
-    UsageRow,
-)
-from hermes_core.store.selection_sql import SESSION_TOKENS_SQL
+from hermes_core.store.insight_queries import activity_rows, largest_session_rows, usage_rows
+from hermes_core.store.insight_rows import ACTIVITY_BUCKET_SECONDS, InsightRows, ToolResultRow
+
+from .statements import PostgresSql
 
 if TYPE_CHECKING:
     import psycopg
+
+_BUCKET = f"floor(s.started_at / {ACTIVITY_BUCKET_SECONDS})::bigint"
+"""A session's activity bucket: its start over the bucket size, rounded down."""
 
 _HEAD = "ltrim(left(m.content, 300), E' \\t\\n\\r')"
 """The start of a tool result, leading white space removed."""
@@ -65,71 +63,6 @@ def json_result_failed(content: str) -> bool:
     return value.get("isError") is True or value.get("is_error") is True
 
 
-def usage_rows(db: psycopg.Connection[Any], where: str, params: Sequence[object]) -> list[UsageRow]:
-    """Session counters per (source, model) over the sessions matching ``where``."""
-    uncosted = "s.cost_actual_usd IS NULL AND s.cost_estimated_usd IS NULL"
-    rows = db.execute(
-        "SELECT s.source, s.model, count(*), sum(s.message_count), sum(s.input_tokens), "
-        "sum(s.output_tokens), sum(s.tool_call_count), "
-        "coalesce(sum(s.cost_actual_usd), 0), count(s.cost_actual_usd), "
-        "coalesce(sum(CASE WHEN s.cost_actual_usd IS NULL THEN s.cost_estimated_usd END), 0), "
-        "count(CASE WHEN s.cost_actual_usd IS NULL THEN s.cost_estimated_usd END), "
-        f"count(*) FILTER (WHERE {uncosted}), "
-        f"count(*) FILTER (WHERE {uncosted} AND {SESSION_TOKENS_SQL} > 0), "
-        f"coalesce(sum(s.input_tokens) FILTER (WHERE {uncosted}), 0), "
-        f"coalesce(sum(s.output_tokens) FILTER (WHERE {uncosted}), 0), "
-        "min(s.started_at), max(s.last_active_at), "
-        "sum(s.cache_read_tokens), sum(s.cache_write_tokens), "
-        f"coalesce(sum(s.cache_read_tokens) FILTER (WHERE {uncosted}), 0), "
-        f"coalesce(sum(s.cache_write_tokens) FILTER (WHERE {uncosted}), 0) "
-        f"FROM sessions s WHERE {where} GROUP BY s.source, s.model "
-        'ORDER BY s.source COLLATE "C", s.model COLLATE "C" NULLS FIRST',
-        list(params),
-    ).fetchall()
-    return [
-        UsageRow(
-            source=row[0],
-            model=row[1],
-            sessions=int(row[2]),
-            messages=int(row[3]),
-            input_tokens=int(row[4]),
-            output_tokens=int(row[5]),
-            tool_calls=int(row[6]),
-            actual_cost_usd=float(row[7]),
-            actual_cost_sessions=int(row[8]),
-            stored_estimate_usd=float(row[9]),
-            stored_estimate_sessions=int(row[10]),
-            uncosted_sessions=int(row[11]),
-            uncosted_with_tokens=int(row[12]),
-            uncosted_input_tokens=int(row[13]),
-            uncosted_output_tokens=int(row[14]),
-            first_started_at=float(row[15]),
-            last_active_at=float(row[16]),
-            cache_read_tokens=int(row[17]),
-            cache_write_tokens=int(row[18]),
-            uncosted_cache_read_tokens=int(row[19]),
-            uncosted_cache_write_tokens=int(row[20]),
-        )
-        for row in rows
-    ]
-
-
-def activity_rows(
-    db: psycopg.Connection[Any], where: str, params: Sequence[object]
-) -> list[ActivityRow]:
-    """Session starts per :data:`ACTIVITY_BUCKET_SECONDS` of UTC time, oldest first."""
-    size = ACTIVITY_BUCKET_SECONDS
-    rows = db.execute(
-        f"SELECT floor(s.started_at / {size})::bigint AS bucket, count(*), "
-        f"sum(s.message_count), sum({SESSION_TOKENS_SQL}) "
-        f"FROM sessions s WHERE {where} GROUP BY bucket ORDER BY bucket",
-        list(params),
-    ).fetchall()
-    return [
-        ActivityRow(float(row[0] * size), int(row[1]), int(row[2]), int(row[3])) for row in rows
-    ]
-
-
 def tool_result_rows(
     db: psycopg.Connection[Any], where: str, params: Sequence[object]
 ) -> list[ToolResultRow]:
@@ -153,31 +86,14 @@ def tool_result_rows(
     return [ToolResultRow(tool, results, failed) for tool, (results, failed) in counts.items()]
 
 
-def largest_session_rows(
-    db: psycopg.Connection[Any],
-    where: str,
-    params: Sequence[object],
-    limit: int = LARGEST_SESSIONS,
-) -> list[SessionUsageRow]:
-    """The ``limit`` sessions matching ``where`` with the most tokens."""
-    rows = db.execute(
-        "SELECT s.id, s.title, s.source, s.model, s.started_at, s.message_count, "
-        "s.input_tokens, s.output_tokens, s.cost_actual_usd, s.cost_estimated_usd, "
-        "s.cache_read_tokens, s.cache_write_tokens "
-        f"FROM sessions s WHERE {where} AND {SESSION_TOKENS_SQL} > 0 "
-        f'ORDER BY {SESSION_TOKENS_SQL} DESC, s.id COLLATE "C" LIMIT %s',
-        [*params, limit],
-    ).fetchall()
-    return [SessionUsageRow(*row) for row in rows]
-
-
 def insight_rows(db: psycopg.Connection[Any], where: str, params: Sequence[object]) -> InsightRows:
     """Usage, activity and tool rows for one selection, read in one snapshot."""
+    sql = PostgresSql(db)
     with db.transaction():
         db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
         return InsightRows(
-            usage=usage_rows(db, where, params),
-            activity=activity_rows(db, where, params),
+            usage=usage_rows(sql, where, params),
+            activity=activity_rows(sql, where, params, _BUCKET),
             tools=tool_result_rows(db, where, params),
-            largest=largest_session_rows(db, where, params),
+            largest=largest_session_rows(sql, where, params),
         )

@@ -19,9 +19,18 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.store.errors import StoreUnavailable
-from hermes_core.store.lifecycle_queries import PROTECTED_CTE
+from hermes_core.store.lifecycle_queries import (
+    ARCHIVE_FLAG,
+    PROTECTED_CTE,
+    PRUNE_FLAG,
+    archived_ids,
+    count_active,
+    plan_rows,
+    still_eligible,
+    unarchive,
+)
 from hermes_core.store.maintenance import SizeSplit, StoreStats
-from hermes_core.store.state_meta import read_state, write_state
+from hermes_core.store.state_meta import delete_state, read_state, write_state
 
 from . import writes
 from .selection_sql import build_where
@@ -39,7 +48,6 @@ LIFECYCLE_LOCK = 0x4865726D6C63
 """The advisory lock key every lifecycle transaction holds."""
 TABLES = ("sessions", "messages", "system_prompts", "gateway_routing", "state_meta",
           "import_files", "hermes_schema_version")  # fmt: skip
-_NOT_PINNED = "s.pinned = 0 AND s.id NOT IN (SELECT id FROM pinned_family)"
 
 
 _FULLTEXT_INDEXES = ("idx_messages_words", "idx_messages_pairs", "idx_messages_cjk")
@@ -59,17 +67,11 @@ class PostgresLifecycleTransaction:
         write_state(PostgresSql(self._db), values)
 
     def delete_state(self, *keys: str) -> None:
-        writes.delete_state(self._db, keys)
+        delete_state(PostgresSql(self._db), keys)
 
     def still_eligible(self, session_ids: Sequence[str]) -> list[str]:
         """Those that may still be pruned now: existing, ended, unpinned, unprotected."""
-        rows = self._db.execute(
-            PROTECTED_CTE + "SELECT s.id FROM sessions s WHERE s.id = ANY(%s::text[]) "
-            "AND s.ended_at IS NOT NULL AND s.pinned = 0 "
-            "AND s.id NOT IN (SELECT id FROM protected)",
-            (list(session_ids),),
-        ).fetchall()
-        return [str(row[0]) for row in rows]
+        return still_eligible(PostgresSql(self._db), session_ids)
 
     def with_delegates(self, session_ids: Sequence[str]) -> list[str]:
         return writes.with_delegates(self._db, session_ids)
@@ -104,29 +106,16 @@ class PostgresLifecycle:
     def read_state(self, keys: Iterable[str]) -> dict[str, str]:
         return read_state(PostgresSql(self._db), keys)
 
-    def _plan_rows(self, selection: SessionFilter, flag: str) -> list[PlanRow]:
-        where, params = build_where(selection)
-        rows = self._db.execute(
-            PROTECTED_CTE + f"SELECT s.id, s.title, s.last_active_at, s.message_count, {flag} "
-            f'FROM sessions s WHERE {where} ORDER BY s.last_active_at, s.id COLLATE "C"',
-            params,
-        ).fetchall()
-        return [(str(r[0]), r[1], float(r[2]), int(r[3]), bool(r[4])) for r in rows]
-
     def prune_rows(self, selection: SessionFilter) -> list[PlanRow]:
         """(id, title, last active, messages, protected), oldest activity first."""
-        return self._plan_rows(selection, "s.pinned = 1 OR s.id IN (SELECT id FROM protected)")
+        return plan_rows(PostgresSql(self._db), *build_where(selection), PRUNE_FLAG)
 
     def archive_rows(self, selection: SessionFilter) -> list[PlanRow]:
         """(id, title, last active, messages, archivable), oldest activity first."""
-        return self._plan_rows(selection, _NOT_PINNED)
+        return plan_rows(PostgresSql(self._db), *build_where(selection), ARCHIVE_FLAG)
 
     def count_active(self, selection: SessionFilter) -> int:
-        where, params = build_where(selection)
-        row = self._db.execute(
-            f"SELECT count(*) FROM sessions s WHERE {where} AND s.ended_at IS NULL", params
-        ).fetchone()
-        return int(row[0]) if row else 0
+        return count_active(PostgresSql(self._db), *build_where(selection))
 
     def with_delegates(self, session_ids: Sequence[str]) -> list[str]:
         return writes.with_delegates(self._db, session_ids)
@@ -136,26 +125,16 @@ class PostgresLifecycle:
         changed: int = self._db.execute(
             PROTECTED_CTE + "UPDATE sessions AS s SET archived = 1 "
             "WHERE s.id = ANY(%s::text[]) AND s.archived = 0 "
-            f"AND s.ended_at IS NOT NULL AND {_NOT_PINNED}",
+            f"AND s.ended_at IS NOT NULL AND {ARCHIVE_FLAG}",
             (list(session_ids),),
         ).rowcount
         return changed
 
     def archived_ids(self, selection: SessionFilter) -> list[str]:
-        where, params = build_where(selection)
-        rows = self._db.execute(
-            f"SELECT s.id FROM sessions s WHERE {where} AND s.archived = 1 "
-            'ORDER BY s.last_active_at, s.id COLLATE "C"',
-            params,
-        ).fetchall()
-        return [str(row[0]) for row in rows]
+        return archived_ids(PostgresSql(self._db), *build_where(selection))
 
     def unarchive(self, session_ids: Sequence[str]) -> int:
-        changed: int = self._db.execute(
-            "UPDATE sessions SET archived = 0 WHERE id = ANY(%s::text[]) AND archived = 1",
-            (list(session_ids),),
-        ).rowcount
-        return changed
+        return unarchive(PostgresSql(self._db), session_ids)
 
     # ------------------------------------------------------------------ maintenance
 

@@ -18,12 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import Session, StoreEvents
 
+from hermes_core.store import session_writes
 from hermes_core.store.routed_sessions import (
     ResultRows,
     RoutingRows,
 )
 
-from . import writes
+from .statements import PostgresSql
 
 if TYPE_CHECKING:
     import psycopg
@@ -60,7 +61,7 @@ class PostgresRouting(RoutingRows):
         )
 
     def _insert_session(self, **columns: Any) -> str:
-        return writes.insert_session(self._db, **columns)
+        return session_writes.insert_session(PostgresSql(self._db), **columns)
 
     def _session(self, session_id: str) -> Session:
         return self._get_session(session_id)

@@ -167,29 +167,6 @@ class PostgresStore(StoreFacade):
 
         return build_where(selection)
 
-    def _insert_session(self, **columns: Any) -> str:
-        return writes.insert_session(self._db, **columns)
-
-    def _checked_manual_title(self, title: str, session_id: str) -> str:
-        return writes.checked_manual_title(self._db, title, exclude_id=session_id)
-
-    def _write_title(self, session_id: str, title: str, source: str) -> None:
-        writes.write_title(self._db, session_id, title, source)
-
-    def _queue_title(self, session_id: str, title: str) -> None:
-        writes.queue_title(self._db, session_id, title)
-
-    def _write_lineage_title(self, session_id: str, parent_title: str) -> None:
-        """Two continuations of one lineage may be written at once: a number another
-        transaction took meanwhile (the unique index says so) is passed over."""
-        writes.store_unique_title(
-            self._db,
-            session_id,
-            lambda: writes.next_lineage_title(self._db, parent_title),
-            "lineage",
-            if_untitled=False,
-        )
-
     def _with_delegates(self, session_ids: Sequence[str]) -> list[str]:
         return writes.with_delegates(self._db, session_ids)
 
@@ -209,9 +186,6 @@ class PostgresStore(StoreFacade):
                 (input_tokens, output_tokens, session_id),
             )
         return range(inserted.ids[0], inserted.ids[-1] + 1)
-
-    def _automatic_title(self, session_id: str, proposal: str) -> str | None:
-        return writes.automatic_title(self._db, session_id, proposal)
 
     def _insight_rows(self, where: str, params: Sequence[object]) -> InsightRows:
         from .insights import insight_rows

@@ -1,33 +1,22 @@
-"""Row-level writes shared by the store's operations, each run inside the caller's transaction
-(``db`` is a connection inside ``with db.transaction()``), so one operation — a compression
-continuation, an import batch — can combine several steps atomically.
+"""PostgreSQL's own row writes, each run inside the caller's transaction (``db`` is a
+connection inside ``with db.transaction()``): message batches (a block of ids reserved at once,
+``COPY`` for bulk loads, one ``INSERT`` pipelined for a live turn), the session counters, a
+deletion's delegates and the deletion itself (arrays instead of ``IN (…)`` lists).
 
-Title uniqueness is the database's (a unique partial index); the checks here give the clear
-error first, and a concurrent writer losing the race gets the same error from the index.
+The writes both stores take — sessions, titles, system prompts, the rows of a message batch —
+are written once in :mod:`hermes_core.store.session_writes`, run here through
+:class:`~.statements.PostgresSql`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from hermes_hookspecs import Message, ParentKind
+from hermes_hookspecs import Message
 
-from hermes_core.store.errors import InvalidTitle, SessionNotFound, TitleInUse
-from hermes_core.store.ids import new_session_id
-from hermes_core.store.rows import tool_calls_to_json
-from hermes_core.store.rowwrites import ROUTE_FOLLOWING_KINDS, take_over_route
-from hermes_core.store.titles import (
-    MAX_TITLE_LENGTH,
-    cut_title,
-    lineage_title,
-    sanitize_title,
-    split_lineage_title,
-)
-from hermes_core.store.validation import check_message, check_new_session
+from hermes_core.store.session_writes import message_rows
 
 from .fulltext import cjk_runs
 
@@ -35,223 +24,6 @@ if TYPE_CHECKING:
     import psycopg
 
     Db = psycopg.Connection[tuple[Any, ...]]
-
-
-def session_exists(db: Db, session_id: str) -> bool:
-    return db.execute("SELECT 1 FROM sessions WHERE id = %s", (session_id,)).fetchone() is not None
-
-
-def title_owner(db: Db, title: str) -> str | None:
-    row = db.execute("SELECT id FROM sessions WHERE title = %s", (title,)).fetchone()
-    return None if row is None else str(row[0])
-
-
-def insert_session(
-    db: Db,
-    *,
-    source: str,
-    session_id: str | None,
-    gateway: bool,
-    started: float,
-    title: str | None,
-    system_prompt: str | None,
-    model_config: Mapping[str, Any] | None,
-    metadata: Mapping[str, Any] | None,
-    parent_session_id: str | None,
-    parent_kind: ParentKind | None,
-    fields: Mapping[str, Any],
-) -> str:
-    """Insert a session row; returns its id (see ``hermes_core.store.rowwrites``)."""
-    import psycopg.errors
-
-    check_new_session(
-        session_id=session_id,
-        source=source,
-        started=started,
-        parent_session_id=parent_session_id,
-        parent_kind=parent_kind,
-        fields=fields,
-    )
-    generated = session_id is None
-    session_id = session_id or new_session_id(gateway=gateway, now=started)
-    while generated and session_exists(db, session_id):
-        session_id = new_session_id(gateway=gateway, now=started)
-    queued = take_queued_title(db, session_id)
-    clean_title, title_source = None, None
-    if title is not None:
-        clean_title, title_source = checked_manual_title(db, title), "user"
-    elif queued is not None and title_owner(db, queued) is None:
-        clean_title, title_source = queued, "user"
-    columns: dict[str, Any] = {
-        "id": session_id,
-        "source": source,
-        "title": clean_title,
-        "title_source": title_source,
-        "started_at": started,
-        "last_active_at": started,
-        "system_prompt_hash": store_system_prompt(db, system_prompt),
-        "model_config": json.dumps(model_config) if model_config is not None else None,
-        "metadata": json.dumps(metadata) if metadata else None,
-        "parent_session_id": parent_session_id,
-        "parent_kind": parent_kind,
-        **fields,
-    }
-    for flag in ("pinned", "archived"):
-        if flag in columns:
-            columns[flag] = int(bool(columns[flag]))
-    names = ", ".join(columns)
-    marks = ", ".join("%s" for _ in columns)
-    try:
-        with db.transaction():  # a savepoint: the caller's transaction survives the error
-            db.execute(f"INSERT INTO sessions ({names}) VALUES ({marks})", list(columns.values()))
-    except psycopg.errors.UniqueViolation as error:
-        if error.diag.constraint_name == "idx_sessions_title":
-            raise TitleInUse(f"title '{clean_title}' is already used by another session") from None
-        raise ValueError(f"a session with id {session_id} already exists") from None
-    except psycopg.errors.ForeignKeyViolation:
-        raise SessionNotFound(f"no session {parent_session_id}") from None
-    if parent_session_id is not None and parent_kind in ROUTE_FOLLOWING_KINDS:
-        take_over_route(
-            lambda sql, params: db.execute(sql.replace("?", "%s"), params),
-            parent_session_id,
-            session_id,
-            started,
-        )
-    return session_id
-
-
-def store_system_prompt(db: Db, prompt: str | None) -> str | None:
-    """Keep one copy of each distinct system prompt; returns its SHA-256 key."""
-    if prompt is None:
-        return None
-    digest = hashlib.sha256(prompt.encode("utf-8", "surrogatepass")).hexdigest()
-    db.execute(
-        "INSERT INTO system_prompts(hash, prompt) VALUES (%s, %s) ON CONFLICT DO NOTHING",
-        (digest, prompt),
-    )
-    return digest
-
-
-def checked_manual_title(db: Db, title: str | None, *, exclude_id: str | None = None) -> str:
-    """A title a person typed, sanitised; empty, too long or used elsewhere is an error."""
-    clean = sanitize_title(title or "")
-    if clean is None:
-        raise InvalidTitle("a title cannot be empty")
-    if len(clean) > MAX_TITLE_LENGTH:
-        raise InvalidTitle(f"title too long ({len(clean)} characters, at most {MAX_TITLE_LENGTH})")
-    owner = title_owner(db, clean)
-    if owner is not None and owner != exclude_id:
-        raise TitleInUse(f"title '{clean}' is already used by session {owner}")
-    return clean
-
-
-def write_title(db: Db, session_id: str, title: str, source: str) -> None:
-    import psycopg.errors
-
-    try:
-        with db.transaction():
-            db.execute(
-                "UPDATE sessions SET title = %s, title_source = %s WHERE id = %s",
-                (title, source, session_id),
-            )
-    except psycopg.errors.UniqueViolation:
-        raise TitleInUse(f"title '{title}' is already used by another session") from None
-
-
-def write_state(db: Db, values: Mapping[str, str]) -> None:
-    if values:
-        db.cursor().executemany(
-            "INSERT INTO state_meta(key, value) VALUES (%s, %s) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            list(values.items()),
-        )
-
-
-def delete_state(db: Db, keys: Sequence[str]) -> None:
-    db.execute("DELETE FROM state_meta WHERE key = ANY(%s)", (list(keys),))
-
-
-def queue_title(db: Db, session_id: str, title: str) -> None:
-    write_state(db, {f"queued_title:{session_id}": title})
-
-
-def take_queued_title(db: Db, session_id: str) -> str | None:
-    row = db.execute(
-        "DELETE FROM state_meta WHERE key = %s RETURNING value", (f"queued_title:{session_id}",)
-    ).fetchone()
-    return None if row is None else str(row[0])
-
-
-def next_lineage_title(db: Db, parent_title: str) -> str:
-    """The title of a new compression continuation of a session titled ``parent_title``."""
-    base, _number = split_lineage_title(parent_title)
-    highest = 1
-    rows = db.execute(
-        "SELECT title FROM sessions WHERE title = %s OR left(title, %s) = %s",
-        (base, len(base) + 2, base + " #"),
-    )
-    for (title,) in rows:
-        found_base, number = split_lineage_title(str(title))
-        if found_base == base:
-            highest = max(highest, number)
-    number = highest + 1
-    while True:
-        suffix = f" #{number}"
-        stem = base
-        if len(stem) + len(suffix) > MAX_TITLE_LENGTH:
-            stem = stem[: MAX_TITLE_LENGTH - len(suffix)].rstrip()
-        title = lineage_title(stem, number)
-        if title_owner(db, title) is None:
-            return title
-        number += 1
-
-
-def unique_title(db: Db, proposal: str, session_id: str) -> str | None:
-    """``proposal`` sanitised, cut, and made unique with a `` (2)``-style suffix."""
-    clean = sanitize_title(proposal)
-    if clean is None:
-        return None
-    candidate = cut_title(clean)
-    number = 1
-    while db.execute(
-        "SELECT 1 FROM sessions WHERE title = %s AND id != %s", (candidate, session_id)
-    ).fetchone():
-        number += 1
-        suffix = f" ({number})"
-        candidate = cut_title(clean, MAX_TITLE_LENGTH - len(suffix)) + suffix
-    return candidate
-
-
-def store_unique_title(
-    db: Db, session_id: str, pick: Callable[[], str | None], source: str, *, if_untitled: bool
-) -> str | None:
-    """Write the title ``pick()`` proposes; when another transaction took it meanwhile (the
-    unique index says so once that one commits), pick again. Returns what was stored (None:
-    nothing to propose, or ``if_untitled`` and the session has a title by now)."""
-    import psycopg.errors
-
-    condition = " AND title IS NULL" if if_untitled else ""
-    for _attempt in range(50):
-        candidate = pick()
-        if candidate is None:
-            return None
-        try:
-            with db.transaction():
-                changed = db.execute(
-                    f"UPDATE sessions SET title = %s, title_source = %s WHERE id = %s{condition}",
-                    (candidate, source, session_id),
-                ).rowcount
-        except psycopg.errors.UniqueViolation:
-            continue
-        return candidate if changed else None
-    raise TitleInUse(f"could not find a free title for session {session_id}")
-
-
-def automatic_title(db: Db, session_id: str, proposal: str) -> str | None:
-    """Store an automatic title unless one exists by now; returns what was stored."""
-    return store_unique_title(
-        db, session_id, lambda: unique_title(db, proposal, session_id), "auto", if_untitled=True
-    )
 
 
 MESSAGE_ID_LOCK = 0x4865726D6D69
@@ -337,31 +109,9 @@ def insert_messages(
     Session counters are the caller's business. A batch of :data:`COPY_FROM` messages or more
     goes through ``COPY`` (a bulk load: an import, a restore, a migration), a smaller one
     through one ``INSERT`` (a live turn)."""
-    rows: list[tuple[Any, ...]] = []
-    tool_calls = 0
-    last_timestamp: float | None = None
-    for number, message in enumerate(messages, start=1):
-        # Checked as the rows are built, before anything is written: a batch with a bad
-        # message writes nothing.
-        check_message(message, where=f"message {number}: ")
-        timestamp = default_timestamp if message.timestamp is None else message.timestamp
-        last_timestamp = timestamp if last_timestamp is None else max(last_timestamp, timestamp)
-        rows.append(
-            (
-                session_id,
-                message.role,
-                message.content,
-                tool_calls_to_json(message.tool_calls),
-                message.tool_call_id,
-                message.tool_name,
-                message.reasoning,
-                timestamp,
-                message.token_count,
-                message.platform_message_id,
-                cjk_runs(message.content),
-            )
-        )
-        tool_calls += len(message.tool_calls)
+    built = message_rows(session_id, messages, default_timestamp)
+    rows = [(*row, cjk_runs(row[2])) for row in built.rows]
+    tool_calls, last_timestamp = built.tool_calls, built.last_timestamp
     if not rows:
         return InsertedMessages([], 0, None)
     if len(rows) >= COPY_FROM:
