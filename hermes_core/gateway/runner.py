@@ -281,6 +281,11 @@ class Gateway:
             self._running.append((name, adapter))
             self.platforms.append(PlatformState(name, True))
             log.info("platform %s is running", name)
+        waiting = sorted({entry.platform for entry in left} - set(self.running_platforms))
+        for name in waiting:
+            count = sum(1 for entry in left if entry.platform == name)
+            log.warning("platform %s: %d message(s) acknowledged before the restart wait in the "
+                        "gateway inbox until it runs", name, count)  # fmt: skip
 
     def _problem(self, name: str, problem: str) -> None:
         self.platforms.append(PlatformState(name, False, problem))
