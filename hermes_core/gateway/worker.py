@@ -209,16 +209,17 @@ class EventWorker:
 
     def admit(self, event: PlatformEvent, session_key: str, *, busy: bool) -> Intake:
         """Record ``event`` in the gateway inbox (blocking; raises when the store refuses).
-        ``busy``: the chat has a turn ahead of it, so the session it will go to is read now
-        (the chat's current one) for the adapter that acknowledges it at once."""
-        table = self._context().router.table
-        admission = table.inbox_add(
+        ``busy``: a turn is ahead of it (of its chat, or every worker thread taken), so the
+        adapter acknowledges it at once, with the chat's session as it is now (a new chat's is
+        claimed here; its turn goes on in it)."""
+        router = self._context().router
+        admission = router.table.inbox_add(
             session_key, event.platform, event.message_id, event_json(event)
         )
         current = None
         if busy and not admission.duplicate:
-            found = self._context().router.current(session_key)
-            current = found.session_id if found is not None else None
+            origin = self.rules.origin(event)
+            current = router.resolve(session_key, origin, model=self.settings.model).session.id
         return Intake(admission, current)
 
     def pending(self, platforms: list[str]) -> list[InboxEntry]:
