@@ -274,7 +274,7 @@ class EventWorker:
         context = self._context()
         origin = self.rules.origin(event)
         command = parse_command(event.text) if event.answer else None
-        message_id = entry.turn_message_id if entry is not None else event.message_id
+        message_id = entry.message_id if entry is not None else event.message_id
 
         def taken() -> None:
             if entry is not None:

@@ -6,7 +6,9 @@ a model answering an earlier message of the same chat. The turn takes the event 
 and removes the row once the user turn is committed; rows a killed gateway left behind are
 answered by the next start (:meth:`InboxRows.inbox_pending`). A platform message id is
 recorded once per session key: a re-send finds it (in the inbox, or already stored as a user
-turn) and is acknowledged without a second row.
+turn) and is acknowledged without a second row. An event without one is given a unique id
+here (:data:`INBOX_MESSAGE_PREFIX` and a random part), which its user turn carries, so a
+restart that finds a row whose turn was stored just before a crash does not store it again.
 
 :class:`InboxRows` is written once, in SQL both SQLite and PostgreSQL take, over the routing
 facet's primitives (:class:`~hermes_core.store.routed_sessions.RoutingRows` inherits it).
@@ -15,6 +17,7 @@ facet's primitives (:class:`~hermes_core.store.routed_sessions.RoutingRows` inhe
 from __future__ import annotations
 
 import time
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -25,8 +28,7 @@ if TYPE_CHECKING:
     from .routed_sessions import ResultRows
 
 INBOX_MESSAGE_PREFIX = "hermes-inbox:"
-"""What a turn carries as its platform message id when the event had none: this prefix and
-the inbox row's id (so a restart finds the turn already stored, as for a platform's id)."""
+"""The start of the message id the inbox gives an event that came without one."""
 
 _COLUMNS = "id, session_key, platform, message_id, event, received_at"
 
@@ -38,16 +40,17 @@ class InboxEntry:
     id: int
     session_key: str
     platform: str
-    message_id: str | None
-    """The platform's id of the message, when it has one."""
+    message_id: str
+    """The platform's id of the message; for an event without one, the id the inbox made
+    (:func:`made_message_id`). Its user turn is stored with it."""
     event: str
     """The event as JSON text (``hermes_core.gateway.inbox`` writes and reads it)."""
     received_at: float
 
     @property
-    def turn_message_id(self) -> str:
-        """The id its user turn is stored with: the platform's, else one made of the row's."""
-        return self.message_id or inbox_message_id(self.id)
+    def platform_message_id(self) -> str | None:
+        """The platform's own id of the message, None when the inbox made it up."""
+        return None if self.message_id.startswith(INBOX_MESSAGE_PREFIX) else self.message_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +67,9 @@ class Admission:
         return self.entry is None
 
 
-def inbox_message_id(entry_id: int) -> str:
-    """The platform message id given to the turn of an inbox row whose event had none."""
-    return f"{INBOX_MESSAGE_PREFIX}{entry_id}"
+def made_message_id() -> str:
+    """A message id for an event that came without one: unique, never a platform's."""
+    return f"{INBOX_MESSAGE_PREFIX}{uuid.uuid4().hex}"
 
 
 class InboxRows(ABC):
@@ -100,8 +103,10 @@ class InboxRows(ABC):
     ) -> Admission:
         """Record an incoming event (``event``: its JSON text), in one transaction holding
         the key. A message id already in the inbox, or already stored as a user turn of this
-        key, adds nothing: the admission says it is a duplicate."""
+        key, adds nothing: the admission says it is a duplicate. ``message_id`` None: the row
+        gets an id of its own (:func:`made_message_id`)."""
         moment = time.time() if now is None else now
+        recorded = made_message_id() if message_id is None else message_id
         with self._transaction():
             self._lock_key(session_key)
             if message_id is not None:
@@ -111,11 +116,11 @@ class InboxRows(ABC):
             row = self._execute(
                 "INSERT INTO gateway_inbox (session_key, platform, message_id, event, "
                 "received_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id",
-                (session_key, platform, message_id, event, moment),
+                (session_key, platform, recorded, event, moment),
             ).fetchone()
         if row is None:
             return Admission(None)
-        entry = InboxEntry(int(row[0]), session_key, platform, message_id, event, moment)
+        entry = InboxEntry(int(row[0]), session_key, platform, recorded, event, moment)
         return Admission(entry)
 
     def inbox_pending(self, platforms: Sequence[str] | None = None) -> list[InboxEntry]:
@@ -129,7 +134,8 @@ class InboxRows(ABC):
             f"SELECT {_COLUMNS} FROM gateway_inbox {where}ORDER BY id", params
         ).fetchall()
         return [
-            InboxEntry(int(r[0]), str(r[1]), str(r[2]), r[3], str(r[4]), float(r[5])) for r in rows
+            InboxEntry(int(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]), float(r[5]))
+            for r in rows
         ]
 
     def inbox_remove(self, entry_id: int) -> bool:

@@ -31,8 +31,9 @@ Version history:
    ``input_tokens`` until they are imported again.
 7. ``gateway_inbox``: the events the gateway received and acknowledged, one row each until
    its turn stores the user message (see ``inbox``); a platform message id is there once per
-   session key. ``AUTOINCREMENT``: a row's id is never given again, since a turn whose event
-   had no platform id carries the row's id instead.
+   session key (an event without one gets a made-up ``hermes-inbox:…`` id, unique, which its
+   user turn carries). No ``AUTOINCREMENT``: its ``sqlite_sequence`` table would be one more
+   b-tree for a salvage to tell apart, and ids need not be unique over time.
 """
 
 from __future__ import annotations
@@ -239,7 +240,7 @@ def _migrate_to_6(connection: sqlite3.Connection) -> None:
 
 _V7 = """
 CREATE TABLE gateway_inbox (
-    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    id          INTEGER PRIMARY KEY,
     session_key TEXT NOT NULL,
     platform    TEXT NOT NULL,
     message_id  TEXT,

@@ -8,7 +8,7 @@ import json
 from conformance_types import StoreFactory
 from hermes_hookspecs import Message
 
-from hermes_core.store.inbox import inbox_message_id
+from hermes_core.store.inbox import INBOX_MESSAGE_PREFIX
 from hermes_core.store.protocol import Store
 from hermes_core.store.routed_sessions import RouteOrigin
 
@@ -48,10 +48,12 @@ def test_a_message_id_is_recorded_once_per_session_key(store: Store) -> None:
     assert again.duplicate and again.stored_in is None
     elsewhere = table.inbox_add(OTHER, "telegram", "m-1", event("hello"))
     assert not elsewhere.duplicate
-    # Events without a platform id are each their own row.
+    # Events without a platform id are each their own row, with an id of their own.
     assert not table.inbox_add(KEY, "telegram", None, event("a")).duplicate
     assert not table.inbox_add(KEY, "telegram", None, event("a")).duplicate
-    assert len(table.inbox_pending()) == 4
+    pending = table.inbox_pending()
+    assert len(pending) == 4 and len({(e.session_key, e.message_id) for e in pending}) == 4
+    assert [e.platform_message_id for e in pending] == ["m-1", "m-1", None, None]
 
 
 def test_a_message_already_stored_as_a_user_turn_is_a_duplicate(store: Store) -> None:
@@ -64,17 +66,16 @@ def test_a_message_already_stored_as_a_user_turn_is_a_duplicate(store: Store) ->
 
 
 def test_a_turn_carrying_the_rows_id_is_found_as_delivered(store: Store) -> None:
-    """An event without a platform id: its turn carries the row's id, so a restart that
-    finds the row after the turn was stored does not store it again."""
+    """An event without a platform id gets one of the inbox's own, which its turn carries, so
+    a restart that finds the row after the turn was stored does not store it again."""
     table = store.routing
     entry = table.inbox_add(KEY, "telegram", None, event("hi")).entry
-    assert entry is not None and entry.turn_message_id == inbox_message_id(entry.id)
+    assert entry is not None and entry.message_id.startswith(INBOX_MESSAGE_PREFIX)
+    assert entry.platform_message_id is None
     session = table.create_routed_session(KEY, ORIGIN)
-    assert table.delivered(KEY, entry.turn_message_id) is None
-    store.append_messages(
-        session.id, [Message("user", "hi", platform_message_id=entry.turn_message_id)]
-    )
-    assert table.delivered(KEY, entry.turn_message_id) == session.id
+    assert table.delivered(KEY, entry.message_id) is None
+    store.append_messages(session.id, [Message("user", "hi", platform_message_id=entry.message_id)])
+    assert table.delivered(KEY, entry.message_id) == session.id
     assert table.inbox_pending() == [entry]  # the row goes only when the gateway removes it
 
 

@@ -66,7 +66,7 @@ Version history:
    (adding a column with a constant default rewrites nothing).
 8. ``gateway_inbox`` (SQLite's version 7): the events the gateway received and acknowledged,
    one row each until its turn stores the user message; a platform message id is there once
-   per session key. Its ids come from an identity column, never given twice.
+   per session key (an event without one gets a made-up ``hermes-inbox:…`` id).
 """
 
 from __future__ import annotations
