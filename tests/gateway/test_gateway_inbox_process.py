@@ -9,15 +9,17 @@ killed, before its turn, is answered once after the restart.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
 from gateway_helpers import TITLE_MATCH, title_reply, user_texts
-from gateway_process import GatewayProcess, write_config
+from gateway_process import API_KEY, GatewayProcess, write_config
 from standins.openai_server import OpenAIStandIn, Reply
 from standins.telegram_api import TelegramStandIn
 
@@ -162,3 +164,59 @@ def test_a_message_acknowledged_before_a_kill_9_is_answered_once_after_the_resta
     with SessionStore.open(home) as store:
         assert store.routing.inbox_pending() == []
     assert sum(1 for body in standin.requests if asked_in(body, "second words")) == 1
+
+
+def inbox_rows(home: Path) -> int:
+    with SessionStore.open(home) as store:
+        return len(store.routing.inbox_pending())
+
+
+def test_an_api_server_request_acknowledged_before_a_kill_9_is_answered_into_its_session(
+    tmp_path: Path, standin: OpenAIStandIn
+) -> None:
+    """The HTTP caller is gone after the restart: the message and its answer are stored in the
+    conversation's session, and nothing is sent (one log line says so)."""
+    release = threading.Event()
+    standin.add(
+        Reply(text="never finished", match="first question", hold=release, hold_after_chunks=0),
+        Reply(text="Kept in the session.", match="second question"),
+    )
+    home = tmp_path / "home"
+    settings = {"api_key": API_KEY, "port": 0, "model_name": "hermes-agent"}
+    write_config(home, standin.base_url, {"api-server": settings})
+
+    def ask(base_url: str, text: str) -> None:
+        client = openai.OpenAI(base_url=base_url, api_key=API_KEY, max_retries=0, timeout=60)
+        with contextlib.suppress(openai.APIError):  # the gateway is killed meanwhile
+            client.chat.completions.create(
+                model="hermes-agent",
+                messages=[{"role": "user", "content": text}],
+                extra_headers={"X-Hermes-Conversation": "laptop"},
+            )
+
+    try:
+        with GatewayProcess(home) as gateway:
+            url = gateway.addresses["api-server"]
+            first = threading.Thread(target=ask, args=(url, "first question"), daemon=True)
+            first.start()
+            wait_until(lambda: asked_about(standin, "first question"), "the first turn is held")
+            second = threading.Thread(target=ask, args=(url, "second question"), daemon=True)
+            second.start()
+            wait_until(lambda: inbox_rows(home) == 1, "the second question is in the inbox")
+            gateway.kill()
+    finally:
+        release.set()
+    with GatewayProcess(home) as gateway:
+        wait_until(lambda: inbox_rows(home) == 0, "the second question is turned")
+        assert gateway.terminate() == 0
+    log = gateway.log_text()
+    assert "Traceback" not in log
+    assert "platform api-server: the answer is stored in" in log and "not sent" in log
+    with SessionStore.open(home) as store:
+        (session,) = store.select_sessions()
+        assert session.session_key == "agent:main:api-server:dm:laptop"
+        assert [(m.role, m.content) for m in store.messages(session.id)] == [
+            ("user", "first question"),
+            ("user", "second question"),
+            ("assistant", "Kept in the session."),
+        ]
