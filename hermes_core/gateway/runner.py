@@ -295,9 +295,13 @@ class Gateway:
     def running_platforms(self) -> list[str]:
         return [name for name, _ in self._running]
 
+    def refuse_new(self) -> None:
+        """Refuse every event delivered from now on (the gateway is stopping)."""
+        self._closing = True
+
     async def stop(self) -> None:
         """Refuse new events, finish every turn delivered so far, then stop the adapters."""
-        self._closing = True
+        self.refuse_new()
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
         from hermes_core.store.autotitle import defer_titles_while
