@@ -206,7 +206,7 @@ class Gateway:
         for entry in entries:
             try:
                 event = event_from_json(entry.event)
-            except (ValueError, TypeError) as error:
+            except (ValueError, TypeError, AttributeError) as error:
                 log.error("%s: inbox row %d is unreadable (%s); dropped", entry.session_key,
                           entry.id, " ".join(str(error).split()))  # fmt: skip
                 self._spawn(asyncio.to_thread(self.worker.forget, entry))
