@@ -71,6 +71,22 @@ class EventDelivery:
         """Refuse the event from the loop thread (the gateway is stopping)."""
         self._refuse(reason, stopping=True)
 
+    def not_stored(self, reason: str) -> None:
+        """Refuse the event from the loop thread: it could not be recorded (the platform may
+        send it again)."""
+        self._refuse(reason)
+
+    def stored_as(self, session_id: str | None) -> None:
+        """The event is recorded (in the inbox), its turn still to come: the adapter may
+        acknowledge it now. ``session_id``: the chat's session then, if it has one."""
+        self._set_stored(session_id)
+
+    @property
+    def is_stored(self) -> bool:
+        """Whether :meth:`stored` has its answer."""
+        done = self._stored.done() and not self._stored.cancelled()
+        return done and self._stored.exception() is None
+
     def finish(self, reply: GatewayReply) -> None:
         """Answer the event from the loop thread (``/stop``)."""
         self._finish(reply)
@@ -82,7 +98,7 @@ class DeliveryBridge:
     def __init__(self, delivery: EventDelivery) -> None:
         self._delivery = delivery
         self._loop = delivery._loop
-        self.was_stored = False
+        self.was_stored = delivery.is_stored
 
     def stored(self, session_id: str | None) -> None:
         """The event is stored (its user turn committed): the adapter may acknowledge it."""

@@ -1,10 +1,21 @@
 """``hermes gateway run``: the asyncio side of the gateway.
 
-Adapters deliver events here. Events of one chat (one session key) are answered strictly in
-the order they arrived; different chats are answered concurrently, each turn on a worker
-thread (the turn engine is blocking) through ``asyncio.to_thread``. ``/stop`` jumps the queue
-and interrupts the chat's turn in progress (interruption state is per key, so with
-``group_sessions_per_user`` one user's ``/stop`` never touches another's turn).
+Adapters deliver events here. Each event is first recorded in the gateway inbox, on an intake
+thread of its own and outside its chat's turn lock, so recording (and the adapter's
+acknowledgement to its platform) never waits for a model answering another message. A chat
+with a turn ahead is told "stored" then; an idle chat once its user turn is committed, which
+follows at once (it carries the session id).
+
+Events of one chat (one session key) are answered strictly in the order they arrived;
+different chats are answered concurrently, each turn on a worker thread (the turn engine is
+blocking) through ``asyncio.to_thread``. ``/stop`` jumps the queue and interrupts the chat's
+turn in progress (interruption state is per key, so with ``group_sessions_per_user`` one
+user's ``/stop`` never touches another's turn).
+
+Starting: rows a previous run left in the inbox (it was killed after acknowledging them,
+before their turn) are answered first, in order, for each platform that starts; their
+answers go out through the adapter's ``send`` (an adapter that cannot send — an HTTP caller
+long gone — keeps the answer in the session only).
 
 Stopping (SIGINT/SIGTERM): new events are refused (nothing acknowledged, so the platform may
 retry), the turns in flight and queued are finished, then the adapters are stopped.
@@ -14,19 +25,22 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import logging
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hermes_hookspecs import GatewayReply, PlatformEvent, ReceivingAdapter
-from hermes_hookspecs.adapter_kit import STATE_FOLDER
+from hermes_hookspecs import GatewayReply, PlatformEvent, ReceivingAdapter, UserFacingError
+from hermes_hookspecs.adapter_kit import STATE_FOLDER, answer_text
 
 from hermes_core.plugins import COMPONENT_DISTRIBUTIONS
+from hermes_core.store.inbox import InboxEntry
 
 from .commands import parse_command
 from .delivery import DeliveryBridge, EventDelivery
+from .inbox import event_from_json
 from .worker import EventWorker
 
 log = logging.getLogger("hermes.gateway")
@@ -71,8 +85,11 @@ class Gateway:
         self._closing = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self._intake: concurrent.futures.ThreadPoolExecutor | None = None
+        self._turning = 0
         self.platforms: list[PlatformState] = []
         self._running: list[tuple[str, ReceivingAdapter]] = []
+        self._configured: list[str] = []
 
     # ------------------------------------------------------------------ delivering
 
@@ -93,28 +110,130 @@ class Gateway:
             )
             return delivery
         chat.pending += 1
-        task = loop.create_task(self._answer(key, chat, event, delivery))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        # A turn ahead (of this chat, or every worker thread taken): "stored" is told once the
+        # event is in the inbox, not after that turn.
+        busy = chat.pending > 1 or self._turning >= self.workers
+        self._spawn(self._admit_and_answer(key, chat, event, delivery, busy))
         return delivery
 
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _intake_pool(self) -> concurrent.futures.ThreadPoolExecutor:
+        if self._intake is None:
+            self._intake = concurrent.futures.ThreadPoolExecutor(
+                max_workers=2, thread_name_prefix="hermes-gateway-inbox"
+            )
+        return self._intake
+
+    async def _admit_and_answer(
+        self, key: str, chat: _Chat, event: PlatformEvent, delivery: EventDelivery, busy: bool
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        admit = functools.partial(self.worker.admit, event, key, busy=busy)
+        try:
+            intake = await loop.run_in_executor(self._intake_pool(), admit)
+        except Exception as error:
+            line = " ".join(str(error).split()) or type(error).__name__
+            log.error("%s: %s", key, line)
+            delivery.not_stored(f"the event could not be stored: {line}")
+            self._leave(key, chat)
+            return
+        admission = intake.admission
+        if admission.entry is None:
+            # A platform re-sent a message it had no acknowledgement for: recorded already.
+            log.info("%s: message %s was already received; not again", key, event.message_id)
+            delivery.finish(
+                GatewayReply(
+                    text="This message was already received.",
+                    session_id=admission.stored_in,
+                    command=True,
+                    duplicate=True,
+                )
+            )
+            self._leave(key, chat)
+            return
+        if busy:
+            delivery.stored_as(intake.current_session)
+        await self._answer(key, chat, event, delivery, admission.entry)
+
     async def _answer(
-        self, key: str, chat: _Chat, event: PlatformEvent, delivery: EventDelivery
+        self,
+        key: str,
+        chat: _Chat,
+        event: PlatformEvent,
+        delivery: EventDelivery,
+        entry: InboxEntry,
     ) -> None:
         try:
             async with chat.lock:
                 cancel = threading.Event()
                 chat.cancel = cancel
+                self._turning += 1
                 try:
                     await asyncio.to_thread(
-                        self.worker.handle, event, key, DeliveryBridge(delivery), cancel
+                        self.worker.handle, event, key, DeliveryBridge(delivery), cancel, entry
                     )
                 finally:
+                    self._turning -= 1
                     chat.cancel = None
         finally:
-            chat.pending -= 1
-            if chat.pending == 0 and self._chats.get(key) is chat:
-                del self._chats[key]
+            self._leave(key, chat)
+
+    def _leave(self, key: str, chat: _Chat) -> None:
+        chat.pending -= 1
+        if chat.pending == 0 and self._chats.get(key) is chat:
+            del self._chats[key]
+
+    # ------------------------------------------------------------------ after a restart
+
+    async def _pending(self) -> list[InboxEntry]:
+        """The inbox rows a previous run left, oldest first (none when it cannot be read:
+        they stay for the next start)."""
+        loop = asyncio.get_running_loop()
+        wanted = [name for name in self._configured if name]
+        try:
+            return await loop.run_in_executor(self._intake_pool(), self.worker.pending, wanted)
+        except Exception as error:
+            log.error("the gateway inbox could not be read: %s", " ".join(str(error).split()))
+            return []
+
+    def _replay(self, name: str, adapter: ReceivingAdapter, entries: list[InboxEntry]) -> None:
+        """Queue the turns of ``entries`` (the rows of platform ``name``), before anything the
+        adapter delivers from now on; each answer is sent through ``adapter.send``."""
+        for entry in entries:
+            try:
+                event = event_from_json(entry.event)
+            except (ValueError, TypeError, AttributeError) as error:
+                log.error("%s: inbox row %d is unreadable (%s); dropped", entry.session_key,
+                          entry.id, " ".join(str(error).split()))  # fmt: skip
+                self._spawn(asyncio.to_thread(self.worker.forget, entry))
+                continue
+            log.info("%s: answering a message received before the restart", entry.session_key)
+            chat = self._chats.setdefault(entry.session_key, _Chat())
+            chat.pending += 1
+            delivery = EventDelivery(asyncio.get_running_loop())
+            delivery.stored_as(None)  # acknowledged by the previous run
+            self._spawn(self._answer(entry.session_key, chat, event, delivery, entry))
+            self._spawn(self._send_replayed(name, adapter, event, delivery))
+
+    async def _send_replayed(
+        self, name: str, adapter: ReceivingAdapter, event: PlatformEvent, delivery: EventDelivery
+    ) -> None:
+        reply = await delivery.reply()
+        text = answer_text(reply)
+        if not text:
+            return
+        try:
+            await asyncio.to_thread(adapter.send, event.chat_id, text, event.thread_id)
+        except UserFacingError as error:
+            log.info("platform %s: the answer is stored in %s, not sent (%s)", name,
+                     reply.session_id, " ".join(str(error).split()))  # fmt: skip
+        except Exception as error:
+            log.error("platform %s: sending to chat %s failed: %s", name, event.chat_id,
+                      " ".join(str(error).split()) or type(error).__name__)  # fmt: skip
 
     @property
     def turns_in_flight(self) -> int:
@@ -139,6 +258,8 @@ class Gateway:
 
         # Automatic titles wait for a pause between turns, so they never slow one down.
         defer_titles_while(lambda: bool(self._tasks))
+        self._configured = list(settings)
+        left = await self._pending() if settings else []
         for name, options in settings.items():
             adapter = adapters.get(name)
             if adapter is None:
@@ -155,9 +276,16 @@ class Gateway:
             except Exception as error:
                 self._problem(name, f"failed to start: {' '.join(str(error).split())}")
                 continue
+            # Nothing awaited from here to the queued turns: they come before its new events.
+            self._replay(name, adapter, [entry for entry in left if entry.platform == name])
             self._running.append((name, adapter))
             self.platforms.append(PlatformState(name, True))
             log.info("platform %s is running", name)
+        waiting = sorted({entry.platform for entry in left} - set(self.running_platforms))
+        for name in waiting:
+            count = sum(1 for entry in left if entry.platform == name)
+            log.warning("platform %s: %d message(s) acknowledged before the restart wait in the "
+                        "gateway inbox until it runs", name, count)  # fmt: skip
 
     def _problem(self, name: str, problem: str) -> None:
         self.platforms.append(PlatformState(name, False, problem))
@@ -167,9 +295,13 @@ class Gateway:
     def running_platforms(self) -> list[str]:
         return [name for name, _ in self._running]
 
+    def refuse_new(self) -> None:
+        """Refuse every event delivered from now on (the gateway is stopping)."""
+        self._closing = True
+
     async def stop(self) -> None:
         """Refuse new events, finish every turn delivered so far, then stop the adapters."""
-        self._closing = True
+        self.refuse_new()
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
         from hermes_core.store.autotitle import defer_titles_while
@@ -183,4 +315,6 @@ class Gateway:
         self._running.clear()
         if self._pool is not None:
             self._pool.shutdown(wait=True)
+        if self._intake is not None:
+            self._intake.shutdown(wait=True)
         self.worker.close()

@@ -236,8 +236,10 @@ async def serve(
     )
     try:
         await stop.wait()
+        gateway.refuse_new()  # from this moment, before anything else is awaited
         log.info("stopping: finishing %d turn(s) in flight", gateway.turns_in_flight)
     finally:
+        gateway.refuse_new()
         stop.set()
         await asyncio.gather(watching, return_exceptions=True)
         await gateway.stop()

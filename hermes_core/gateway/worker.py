@@ -4,10 +4,13 @@ turn engine (which stores the user turn, calls the model and stores the answer).
 Each worker thread has its own store connection, router and turn engine (a ``SessionStore`` is
 meant for one thread). The gateway writes no message itself: every user turn and answer goes
 through :meth:`TurnEngine.run_turn`. The moment the user turn is committed reaches the event
-through the turn listener, so an adapter can acknowledge the event then and not before. The
-platform's message id (when the event has one) is stored on the user turn itself, so a re-sent
-message is acknowledged without being stored twice, and answered with a reply marked
-``duplicate`` (the chat adapters post nothing for it).
+through the turn listener. Before its turn, every event is recorded in the gateway inbox
+(:meth:`EventWorker.admit`, on the runner's intake thread, outside the chat's turn lock): the
+adapter may acknowledge it from then on. The turn removes the inbox row once the user turn is
+committed. The platform's message id (when the event has one; else one made of the inbox
+row's id) is stored on the user turn itself, so a re-sent message is acknowledged without
+being stored twice, and answered with a reply marked ``duplicate`` (the chat adapters post
+nothing for it).
 """
 
 from __future__ import annotations
@@ -24,10 +27,12 @@ from hermes_hookspecs import GatewayReply, Message, PlatformEvent, Session
 
 from hermes_core.agent import TurnEngine, TurnListener
 from hermes_core.store import SessionEvents, SessionStore, StoreError
+from hermes_core.store.inbox import Admission, InboxEntry
 from hermes_core.store.protocol import Store
 from hermes_core.store.routed_sessions import RouteOrigin
 
 from .commands import ChatCommand, parse_command
+from .inbox import event_json
 from .policy import ResetPolicy, TurnsInFlight
 from .routing import Router, RoutingRules
 
@@ -98,11 +103,13 @@ class _ThreadContext:
 
 
 class _BridgeListener(TurnListener):
-    def __init__(self, bridge: DeliveryBridge) -> None:
+    def __init__(self, bridge: DeliveryBridge, taken: Callable[[], None]) -> None:
         self._bridge = bridge
+        self._taken = taken
 
     def on_user_turn(self, session_id: str) -> None:
         self._bridge.stored(session_id)
+        self._taken()
 
     def on_text(self, delta: str) -> None:
         self._bridge.text(delta)
@@ -116,6 +123,15 @@ def event_text(event: PlatformEvent) -> str:
         where = f" ({attachment.path})" if attachment.path else ""
         lines.append(f"[attachment: {attachment.description}{where}]")
     return "\n".join(lines)
+
+
+@dataclass(frozen=True, slots=True)
+class Intake:
+    """An event recorded in the inbox (or found there, or stored, before)."""
+
+    admission: Admission
+    current_session: str | None
+    """The chat's session when the event was recorded (read only for a busy chat)."""
 
 
 class EventWorker:
@@ -189,6 +205,31 @@ class EventWorker:
                 store.close()
             self._opened.clear()
 
+    # ------------------------------------------------------------------ the inbox
+
+    def admit(self, event: PlatformEvent, session_key: str, *, busy: bool) -> Intake:
+        """Record ``event`` in the gateway inbox (blocking; raises when the store refuses).
+        ``busy``: a turn is ahead of it (of its chat, or every worker thread taken), so the
+        adapter acknowledges it at once, with the chat's session as it is now (a new chat's is
+        claimed here; its turn goes on in it)."""
+        router = self._context().router
+        admission = router.table.inbox_add(
+            session_key, event.platform, event.message_id, event_json(event)
+        )
+        current = None
+        if busy and not admission.duplicate:
+            origin = self.rules.origin(event)
+            current = router.resolve(session_key, origin, model=self.settings.model).session.id
+        return Intake(admission, current)
+
+    def pending(self, platforms: list[str]) -> list[InboxEntry]:
+        """The inbox rows of ``platforms`` a previous run left (blocking), oldest first."""
+        return self._context().router.table.inbox_pending(platforms)
+
+    def forget(self, entry: InboxEntry) -> None:
+        """Remove an inbox row (blocking): it cannot be turned (its event is unreadable)."""
+        self._context().router.table.inbox_remove(entry.id)
+
     # ------------------------------------------------------------------ one event
 
     def handle(
@@ -197,17 +238,30 @@ class EventWorker:
         session_key: str,
         bridge: DeliveryBridge,
         cancel: threading.Event,
+        entry: InboxEntry | None = None,
     ) -> None:
-        """Answer ``event`` (blocking). Every outcome reaches ``bridge``; nothing raises."""
+        """Answer ``event`` (blocking), whose inbox row is ``entry``. Every outcome reaches
+        ``bridge``; nothing raises. The row is removed once the event is stored (its user
+        turn committed, its command done); a failure before that leaves it for the next
+        start when the event was acknowledged already, else removes it (the platform sends
+        it again)."""
         try:
-            self._handle(event, session_key, bridge, cancel)
+            self._handle(event, session_key, bridge, cancel, entry)
         except Exception as error:  # the one place an unexpected failure is turned into a line
             line = _one_line(error)
             log.error("%s: %s", session_key, line)
             if bridge.was_stored:
                 bridge.finish(GatewayReply(text="", session_id=None, error=line))
             else:
+                if entry is not None:
+                    self._remove_quietly(entry)
                 bridge.refuse(f"the event could not be stored: {line}")
+
+    def _remove_quietly(self, entry: InboxEntry) -> None:
+        try:
+            self._context().router.table.inbox_remove(entry.id)
+        except Exception as error:
+            log.error("%s: inbox row %d stays: %s", entry.session_key, entry.id, _one_line(error))
 
     def _handle(
         self,
@@ -215,17 +269,24 @@ class EventWorker:
         session_key: str,
         bridge: DeliveryBridge,
         cancel: threading.Event,
+        entry: InboxEntry | None,
     ) -> None:
         context = self._context()
         origin = self.rules.origin(event)
         command = parse_command(event.text) if event.answer else None
-        if event.message_id is not None:
-            seen = context.router.table.delivered(session_key, event.message_id)
+        message_id = entry.message_id if entry is not None else event.message_id
+
+        def taken() -> None:
+            if entry is not None:
+                self._remove_quietly(entry)
+
+        if message_id is not None:
+            seen = context.router.table.delivered(session_key, message_id)
             if seen is not None:
-                # A platform re-sent a message it had no acknowledgement for: it is stored.
-                log.info(
-                    "%s: message %s was already stored; not again", session_key, event.message_id
-                )
+                # A platform re-sent a message it had no acknowledgement for, or a restart
+                # found the row of a turn stored just before the gateway died: it is stored.
+                log.info("%s: message %s was already stored; not again", session_key, message_id)
+                taken()
                 bridge.stored(seen)
                 # Marked duplicate: chat adapters post nothing (their user already has the
                 # answer); an HTTP caller (webhook, api-server) may be told in the text.
@@ -240,9 +301,10 @@ class EventWorker:
                 return
         if command is not None:
             reply = self._command(context, session_key, origin, command)
-            if event.message_id is not None and reply.session_id is not None and not reply.error:
+            if message_id is not None and reply.session_id is not None and not reply.error:
                 # A re-sent /new must not start a second session.
-                context.router.table.mark_delivered(session_key, event.message_id, reply.session_id)
+                context.router.table.mark_delivered(session_key, message_id, reply.session_id)
+            taken()
             bridge.finish(reply)
             return
         started, cpu = time.perf_counter(), time.thread_time()
@@ -258,10 +320,10 @@ class EventWorker:
             result = context.engine.run_turn(
                 session.id,
                 event_text(event),
-                listener=_BridgeListener(bridge),
+                listener=_BridgeListener(bridge, taken),
                 cancel=cancel,
                 # Stored on the user turn, in its own write: a re-send is recognised by it.
-                platform_message_id=event.message_id,
+                platform_message_id=message_id,
                 answer=event.answer,
             )
         finally:

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .database_imports import ImportedEntry
     from .handoffs import Handoff
     from .imports import ImportedTotals, ImportFileRecord
+    from .inbox import Admission, InboxEntry
     from .insight_rows import InsightRows
     from .maintenance import SizeSplit, StoreStats
     from .routed_sessions import KeyedSession, RepairRow, Route, RouteOrigin
@@ -224,7 +225,8 @@ class ImportBookkeeping(Protocol):
 class RoutingTable(Protocol):
     """The routing facet: what the gateway (``hermes_core.gateway``) reads and writes —
     routed sessions with their ``gateway_routing`` rows, recovery candidates, home channels,
-    repair-routing, the platform message ids already stored — and the raw rows
+    repair-routing, the platform message ids already stored, the gateway inbox of events
+    received and not turned yet (:mod:`.inbox`) — and the raw rows
     (:class:`~.routing.RouteRecord`) that migrate and the database importers copy. The SQLite
     one is :mod:`.routed_sessions`.
 
@@ -275,6 +277,17 @@ class RoutingTable(Protocol):
     ) -> str: ...
     def delivered(self, session_key: str, message_id: str) -> str | None: ...
     def mark_delivered(self, session_key: str, message_id: str, session_id: str) -> bool: ...
+    def inbox_add(
+        self,
+        session_key: str,
+        platform: str,
+        message_id: str | None,
+        event: str,
+        *,
+        now: float | None = None,
+    ) -> Admission: ...
+    def inbox_pending(self, platforms: Sequence[str] | None = None) -> list[InboxEntry]: ...
+    def inbox_remove(self, entry_id: int) -> bool: ...
 
 
 class HandoffTable(Protocol):

@@ -28,6 +28,7 @@ from hermes_hookspecs import ParentKind, Session, StoreEvents
 from . import session_writes
 from .connection import write_transaction
 from .errors import SessionNotFound
+from .inbox import InboxRows
 from .routing import RouteRecord
 from .statements import SqliteSql
 
@@ -155,7 +156,7 @@ def _marks(values: Sequence[object]) -> str:
     return ", ".join("?" for _ in values)
 
 
-class RoutingRows(ABC):
+class RoutingRows(InboxRows, ABC):
     """Every operation of the routing facet, over a backend's primitives.
 
     Statements are written with ``?`` placeholders, ``IN (?, …)`` lists and
@@ -163,7 +164,7 @@ class RoutingRows(ABC):
     wants ``%s`` rewrites the marks in :meth:`_execute`; no statement here holds a literal
     ``?`` or ``%``). Writes run in :meth:`_transaction`; the ones about one routing key first
     take :meth:`_lock_key`, so two gateways deciding the same key's session go one after the
-    other."""
+    other. The gateway inbox (:class:`~.inbox.InboxRows`) runs over the same primitives."""
 
     _binary_order: ClassVar[str] = ""
     """Appended to an ``ORDER BY`` of text so keys sort by their bytes (SQLite's default)."""

@@ -29,6 +29,11 @@ Version history:
    and written to the provider's prompt cache, counted apart from ``input_tokens`` (they are
    priced differently). Existing sessions get 0: what their importer counted stays in
    ``input_tokens`` until they are imported again.
+7. ``gateway_inbox``: the events the gateway received and acknowledged, one row each until
+   its turn stores the user message (see ``inbox``); a platform message id is there once per
+   session key (an event without one gets a made-up ``hermes-inbox:…`` id, unique, which its
+   user turn carries). No ``AUTOINCREMENT``: its ``sqlite_sequence`` table would be one more
+   b-tree for a salvage to tell apart, and ids need not be unique over time.
 """
 
 from __future__ import annotations
@@ -233,6 +238,24 @@ def _migrate_to_6(connection: sqlite3.Connection) -> None:
         connection.execute(statement)
 
 
+_V7 = """
+CREATE TABLE gateway_inbox (
+    id          INTEGER PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    platform    TEXT NOT NULL,
+    message_id  TEXT,
+    event       TEXT NOT NULL,
+    received_at REAL NOT NULL,
+    UNIQUE (session_key, message_id)
+)
+"""
+
+
+def _migrate_to_7(connection: sqlite3.Connection) -> None:
+    for statement in _split_statements(_V7):
+        connection.execute(statement)
+
+
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migrate_to_1,
     _migrate_to_2,
@@ -240,6 +263,7 @@ MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _migrate_to_4,
     _migrate_to_5,
     _migrate_to_6,
+    _migrate_to_7,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -97,10 +97,13 @@ class Delivery(Protocol):
     """The gateway's handle on one delivered event."""
 
     async def stored(self) -> str | None:
-        """Wait until the event is stored (its user turn committed, or its command done) and
-        return the session id (None for a command that touched no session); raises
-        :class:`DeliveryRefused` when it never will be. Acknowledge the event to the platform
-        only after this returns."""
+        """Wait until the event is stored — recorded in the gateway inbox, so it survives a
+        crash and is answered after a restart; for a chat with no turn ahead, once its user
+        turn is committed (or its command done) — and return the session id (the chat's
+        session when the event was recorded; None for a new chat still queued, or a command
+        that touched no session); raises :class:`DeliveryRefused` when it never will be.
+        Never waits for a model. Acknowledge the event to the platform only after this
+        returns."""
         ...
 
     def text_deltas(self) -> AsyncIterator[str]:

@@ -41,6 +41,7 @@ def test_new_store_is_at_the_current_schema_version(tmp_path: Path) -> None:
         "state_meta",
         "messages_cjk",
         "import_files",
+        "gateway_inbox",
     } <= tables
 
 
@@ -269,3 +270,24 @@ def test_v5_store_upgrades_through_the_installed_hermes_with_no_cache_figures(
         assert (later.cache_read_tokens, later.cache_write_tokens) == (7, 3)
         old = store.get_session("20240101_000000_abcdef")
         assert (old.cache_read_tokens, old.cache_write_tokens) == (0, 0)
+
+
+def test_v6_store_upgrades_through_the_installed_hermes_with_an_empty_gateway_inbox(
+    tmp_path: Path,
+) -> None:
+    connection = open_connection(tmp_path / STATE_DB_NAME)
+    try:
+        assert migrate(connection, target=6) == 0
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
+        assert "gateway_inbox" not in tables
+    finally:
+        connection.close()
+    listed = run_hermes_in(tmp_path, "sessions", "list")
+    assert listed.returncode == 0, listed.stderr
+    with SessionStore.open(tmp_path) as store:
+        assert _pragma(store, "user_version") == SCHEMA_VERSION
+        assert store.routing.inbox_pending() == []
+        first = store.routing.inbox_add("agent:main:telegram:dm:1", "telegram", "7", "{}")
+        assert first.entry is not None
+        assert store.routing.inbox_pending() == [first.entry]
+        assert store.routing.inbox_remove(first.entry.id)

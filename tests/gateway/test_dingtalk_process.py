@@ -209,9 +209,11 @@ def test_dingtalk_hears_back_in_time_while_the_chat_is_busy_and_its_resends_are_
         while not any("first" in str(b["messages"]) for b in standin.requests):
             assert time.monotonic() < deadline, "the model was never asked"
             time.sleep(0.05)
+        # The chat is busy: the next message is recorded in the gateway inbox all the same,
+        # so DingTalk hears 200 in time; a re-send while it waits there is taken once.
         body, busy = dingtalk.user_says("cid_single", "alice", "second", timeout=3)
-        assert busy.status == 503
-        assert dingtalk.deliver(body, timeout=3).status == 503
+        assert busy.status == 200
+        assert dingtalk.deliver(body, timeout=3).status == 200
         release.set()
         posts = dingtalk.wait_for_posts(2)
         assert [p["text"] for p in posts] == ["Slow answer.", "Second answer."]

@@ -84,7 +84,10 @@ def test_messages_of_one_chat_are_answered_in_order_and_chats_concurrently(
             second = gateway.deliver(PlatformEvent("webhook", "chat-1", "two"))
             other = gateway.deliver(PlatformEvent("webhook", "chat-2", "elsewhere"))
             assert (await asyncio.wait_for(other.reply(), 10)).text == "quick"
-            assert not second._stored.done()  # still queued behind chat-1's first turn
+            # Queued behind chat-1's first turn, but recorded (in the gateway inbox): its
+            # platform may be told so now, the answer comes after the first one.
+            assert await asyncio.wait_for(second.stored(), 10) == (await first.stored())
+            assert not second._reply.done()
             release.set()
             assert (await first.reply()).text == "held answer"
             assert (await second.reply()).text == "quick"

@@ -64,6 +64,9 @@ Version history:
 7. ``sessions.cache_read_tokens`` and ``sessions.cache_write_tokens`` (SQLite's version 6):
    prompt-cache reads and writes counted apart from ``input_tokens``; 0 for existing sessions
    (adding a column with a constant default rewrites nothing).
+8. ``gateway_inbox`` (SQLite's version 7): the events the gateway received and acknowledged,
+   one row each until its turn stores the user message; a platform message id is there once
+   per session key (an event without one gets a made-up ``hermes-inbox:…`` id).
 """
 
 from __future__ import annotations
@@ -316,6 +319,23 @@ def _migrate_to_7(db: psycopg.Connection[tuple[object, ...]]) -> None:
     db.execute(_V7.encode())
 
 
+_V8 = """
+CREATE TABLE gateway_inbox (
+    id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_key text NOT NULL,
+    platform    text NOT NULL,
+    message_id  text,
+    event       text NOT NULL,
+    received_at double precision NOT NULL,
+    UNIQUE (session_key, message_id)
+);
+"""
+
+
+def _migrate_to_8(db: psycopg.Connection[tuple[object, ...]]) -> None:
+    db.execute(_V8.encode())
+
+
 MIGRATIONS: list[Callable[[psycopg.Connection[tuple[object, ...]]], None]] = [
     _migrate_to_1,
     _migrate_to_2,
@@ -324,6 +344,7 @@ MIGRATIONS: list[Callable[[psycopg.Connection[tuple[object, ...]]], None]] = [
     _migrate_to_5,
     _migrate_to_6,
     _migrate_to_7,
+    _migrate_to_8,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -73,8 +73,8 @@ def test_a_new_database_gets_the_extension_the_tables_and_a_version(
             database=name,
         )
         assert tables == (
-            "gateway_routing,hermes_schema_version,import_files,messages,sessions,"
-            "state_meta,system_prompts"
+            "gateway_inbox,gateway_routing,hermes_schema_version,import_files,messages,"
+            "sessions,state_meta,system_prompts"
         )
 
 
@@ -291,5 +291,24 @@ def test_a_version_6_store_gets_the_cache_token_columns_and_keeps_its_totals(
         )  # fmt: skip
         later = store.create_session("cli", cache_read_tokens=7, cache_write_tokens=3)
         assert (later.cache_read_tokens, later.cache_write_tokens) == (7, 3)
+    finally:
+        store.close()
+
+
+def test_a_version_7_store_gets_the_gateway_inbox(
+    postgres_url: str, postgres_cluster: Cluster
+) -> None:
+    name = old_store(postgres_url, postgres_cluster, 7, f"('{SESSION}', 'user', 'hello', 2)")
+    sql = postgres_cluster.sql
+    assert sql("SELECT to_regclass('gateway_inbox') IS NULL", database=name) == "t"
+    store = open_url(postgres_url, host=PluginHost())
+    try:
+        assert sql("SELECT version FROM hermes_schema_version", database=name) == str(
+            SCHEMA_VERSION
+        )
+        admitted = store.routing.inbox_add("agent:main:telegram:dm:1", "telegram", "9", "{}")
+        assert admitted.entry is not None
+        assert [e.id for e in store.routing.inbox_pending()] == [admitted.entry.id]
+        assert [m.content for m in store.messages(SESSION)] == ["hello"]
     finally:
         store.close()
