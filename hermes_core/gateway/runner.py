@@ -47,12 +47,39 @@ log = logging.getLogger("hermes.gateway")
 
 
 @dataclass
+class _Place:
+    """An event's place in its chat's line: it may queue for the chat's lock only once the
+    event before it holds the lock (or left the line). Writing to the inbox takes a varying
+    time on a pool of threads, so without this a later message could take its turn first."""
+
+    ahead: asyncio.Future[None] | None
+    mine: asyncio.Future[None]
+
+    async def wait_for_the_one_ahead(self) -> None:
+        if self.ahead is not None:
+            await self.ahead
+
+    def leave(self) -> None:
+        """The next event may queue now (idempotent)."""
+        if not self.mine.done():
+            self.mine.set_result(None)
+
+
+@dataclass
 class _Chat:
-    """The per-key state: its queue (a fair lock), its pending count, its interruption."""
+    """The per-key state: its queue (a fair lock taken in arrival order), its pending count,
+    its interruption."""
 
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     pending: int = 0
     cancel: threading.Event | None = None
+    last_in_line: asyncio.Future[None] | None = None
+
+    def take_place(self) -> _Place:
+        """The next place in this chat's line (called in arrival order, on the loop)."""
+        place = _Place(self.last_in_line, asyncio.get_running_loop().create_future())
+        self.last_in_line = place.mine
+        return place
 
 
 @dataclass
@@ -113,7 +140,8 @@ class Gateway:
         # A turn ahead (of this chat, or every worker thread taken): "stored" is told once the
         # event is in the inbox, not after that turn.
         busy = chat.pending > 1 or self._turning >= self.workers
-        self._spawn(self._admit_and_answer(key, chat, event, delivery, busy))
+        place = chat.take_place()
+        self._spawn(self._admit_and_answer(key, chat, event, delivery, busy, place))
         return delivery
 
     def _spawn(self, work: Any) -> None:
@@ -129,7 +157,27 @@ class Gateway:
         return self._intake
 
     async def _admit_and_answer(
-        self, key: str, chat: _Chat, event: PlatformEvent, delivery: EventDelivery, busy: bool
+        self,
+        key: str,
+        chat: _Chat,
+        event: PlatformEvent,
+        delivery: EventDelivery,
+        busy: bool,
+        place: _Place,
+    ) -> None:
+        try:
+            await self._admit_then_answer(key, chat, event, delivery, busy, place)
+        finally:
+            place.leave()
+
+    async def _admit_then_answer(
+        self,
+        key: str,
+        chat: _Chat,
+        event: PlatformEvent,
+        delivery: EventDelivery,
+        busy: bool,
+        place: _Place,
     ) -> None:
         loop = asyncio.get_running_loop()
         admit = functools.partial(self.worker.admit, event, key, busy=busy)
@@ -157,7 +205,7 @@ class Gateway:
             return
         if busy:
             delivery.stored_as(intake.current_session)
-        await self._answer(key, chat, event, delivery, admission.entry)
+        await self._answer(key, chat, event, delivery, admission.entry, place)
 
     async def _answer(
         self,
@@ -166,9 +214,12 @@ class Gateway:
         event: PlatformEvent,
         delivery: EventDelivery,
         entry: InboxEntry,
+        place: _Place,
     ) -> None:
         try:
+            await place.wait_for_the_one_ahead()
             async with chat.lock:
+                place.leave()
                 cancel = threading.Event()
                 chat.cancel = cancel
                 self._turning += 1
@@ -180,6 +231,7 @@ class Gateway:
                     self._turning -= 1
                     chat.cancel = None
         finally:
+            place.leave()
             self._leave(key, chat)
 
     def _leave(self, key: str, chat: _Chat) -> None:
@@ -216,7 +268,8 @@ class Gateway:
             chat.pending += 1
             delivery = EventDelivery(asyncio.get_running_loop())
             delivery.stored_as(None)  # acknowledged by the previous run
-            self._spawn(self._answer(entry.session_key, chat, event, delivery, entry))
+            place = chat.take_place()
+            self._spawn(self._answer(entry.session_key, chat, event, delivery, entry, place))
             self._spawn(self._send_replayed(name, adapter, event, delivery))
 
     async def _send_replayed(

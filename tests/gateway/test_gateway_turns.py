@@ -99,6 +99,38 @@ def test_messages_of_one_chat_are_answered_in_order_and_chats_concurrently(
         assert user_texts(store.messages(by_chat["chat-2"].id)) == ["elsewhere"]
 
 
+def test_a_burst_of_one_chats_messages_behind_a_held_turn_keeps_its_order(
+    tmp_path: Path, standin: OpenAIStandIn
+) -> None:
+    """Forty messages of one chat arrive while its first turn is held: each is written to the
+    inbox on a pool of threads (in any order), yet their turns run, and are stored, in the
+    order they arrived."""
+    release = threading.Event()
+    standin.add(Reply(text="held answer", hold=release, hold_after_chunks=1))
+    standin.add(Reply(text="quick", times=None))
+    burst = [f"message {n:02d}" for n in range(40)]
+
+    async def scenario() -> None:
+        async with running_gateway(tmp_path, model_config(standin), clock=time.time) as gateway:
+            first = gateway.deliver(PlatformEvent("webhook", "chat-1", "first"))
+            await first.stored()
+            await asyncio.to_thread(standin.wait_for_requests, 1)
+            deliveries = [
+                gateway.deliver(PlatformEvent("webhook", "chat-1", text, message_id=text))
+                for text in burst
+            ]
+            for delivery in deliveries:
+                await asyncio.wait_for(delivery.stored(), 30)
+            release.set()
+            for delivery in deliveries:
+                assert (await asyncio.wait_for(delivery.reply(), 60)).text == "quick"
+
+    run(scenario())
+    with SessionStore.open(tmp_path) as store:
+        (session,) = store.select_sessions()
+        assert user_texts(store.messages(session.id)) == ["first", *burst]
+
+
 def test_group_users_are_isolated_by_default_and_share_a_room_when_asked(
     tmp_path: Path, standin: OpenAIStandIn
 ) -> None:
