@@ -83,6 +83,10 @@ COMPONENT_DISTRIBUTIONS = {
     ("platform", "weixin"): "hermes-platform-weixin",
 }
 
+STORE_BACKEND_ENTRY_POINTS = {"postgresql": "postgres", "postgres": "postgres"}
+"""The entry point (group ``hermes``) whose plugin registers each known store scheme; any
+other scheme is looked for under an entry point of its own name (see :func:`store_backend`)."""
+
 T = TypeVar("T")
 
 
@@ -440,3 +444,97 @@ def _distribution_version(distribution: str) -> str | None:
         return str(importlib_metadata.version(distribution))
     except importlib_metadata.PackageNotFoundError:
         return None
+
+
+# ---------------------------------------------------------------------- one store backend alone
+
+
+def store_backend(scheme: str) -> StoreBackend | None:
+    """The store backend for URL ``scheme``, or None when no installed plugin registers it.
+
+    A command that only opens the store needs one plugin, not all of them: the plugin of the
+    entry point :data:`STORE_BACKEND_ENTRY_POINTS` names for the scheme (else one named like
+    the scheme) is found in the installed metadata, imported and asked alone. Start-up time is
+    a budget, and loading every plugin (stevedore, ``importlib.metadata`` and some thirty
+    modules) cost a PostgreSQL command ~40–50 ms the SQLite path never pays. Whenever that
+    does not give the backend — no such entry point, ``HERMES_PLUGINS`` set, a plugin that
+    fails to import or register, implements a hook this core does not know, or registers
+    other schemes only — every plugin is loaded as usual (:class:`PluginHost`), which reports
+    what is wrong as it always did. Two plugins claiming one scheme are found by commands
+    that load every plugin (``hermes plugins``), not by this lookup."""
+    if os.environ.get("HERMES_PLUGINS") is None:
+        found = _backend_of_entry_point(scheme, STORE_BACKEND_ENTRY_POINTS.get(scheme, scheme))
+        if found is not None:
+            return found
+    return PluginHost().store_backends().get(scheme)
+
+
+def _backend_of_entry_point(scheme: str, entry_point_name: str) -> StoreBackend | None:
+    target = _entry_point_target(ENTRY_POINT_GROUP, entry_point_name)
+    if target is None:
+        return None
+    found: dict[str, StoreBackend] = {}
+
+    def register(backend: StoreBackend) -> None:
+        found.setdefault(str(backend.scheme), backend)
+
+    try:
+        plugin = _load_target(target)
+        if _implemented_hooks(plugin) - KNOWN_HOOKS:
+            return None
+        hook = getattr(plugin, "hermes_register_store_backends", None)
+        if hook is None or not hasattr(hook, f"{PROJECT_NAME}_impl"):
+            return None
+        hook(register=register)
+    except Exception:
+        return None  # PluginHost loads it again and reports the failure
+    return found.get(scheme)
+
+
+def _entry_point_target(group: str, name: str) -> str | None:
+    """The target (``module`` or ``module:attribute``) of the first entry point ``name`` of
+    ``group`` in the ``*.dist-info/entry_points.txt`` files on ``sys.path``, read directly:
+    ``importlib.metadata`` costs more to import than this costs to read them all."""
+    for folder in sys.path:
+        try:
+            entries = os.scandir(folder or ".")
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                if not entry.name.endswith(".dist-info"):
+                    continue
+                try:
+                    with open(os.path.join(entry.path, "entry_points.txt"), encoding="utf-8") as f:
+                        text = f.read()
+                except (OSError, UnicodeDecodeError):
+                    continue
+                target = _entry_point_in(text, group, name)
+                if target is not None:
+                    return target
+    return None
+
+
+def _entry_point_in(text: str, group: str, name: str) -> str | None:
+    """``name``'s target in the ``[group]`` section of an ``entry_points.txt``."""
+    section = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip()
+        elif section == group and "=" in line and not line.startswith(("#", ";")):
+            key, _, value = line.partition("=")
+            if key.strip() == name:
+                return value.split("[", 1)[0].strip()  # "module:attr [extra]"
+    return None
+
+
+def _load_target(target: str) -> object:
+    """What an entry point's ``module:attribute.path`` names."""
+    from importlib import import_module
+
+    module_name, _, attributes = target.partition(":")
+    loaded: object = import_module(module_name.strip())
+    for attribute in filter(None, attributes.strip().split(".")):
+        loaded = getattr(loaded, attribute)
+    return loaded

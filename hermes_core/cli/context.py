@@ -85,10 +85,13 @@ class CliContext:
             from hermes_core.store.backends import SQLITE_SCHEME, open_url, url_scheme
 
             url = self.store_url
-            # Only another backend needs the plugins loaded (start-up time is a budget).
-            host = None if url_scheme(url) == SQLITE_SCHEME else self.host
+            sqlite = url_scheme(url) == SQLITE_SCHEME
+            # Start-up time is a budget: SQLite needs no plugin, another backend only its own
+            # (open_url finds it alone) unless this command already has or was given a host.
+            loaded = self._host or self.host_override
+            host = None if sqlite or loaded is None else self.host
             self._store = open_url(url, events=_LazyHostEvents(self), host=host)
-            if host is None:
+            if sqlite:
                 self._start_backups(self._store)
             for hook in self.on_store_open:
                 hook(self._store)

@@ -4,8 +4,9 @@ The URL comes from ``HERMES_STORE_URL``, else ``store.url`` in ``config.yaml``, 
 ``sqlite:///$HERMES_HOME/state.db``. Its scheme picks the backend: ``sqlite`` is built in (and
 also registered as a default plugin, so ``hermes plugins`` and the registry show it); every
 other scheme comes from a plugin's ``hermes_register_store_backends``. The plugins are loaded
-only for such a scheme, so the SQLite path costs nothing at start-up and the core never
-imports a database driver it does not need.
+only for such a scheme — and, without a plugin host at hand, only the plugin of that backend
+(:func:`hermes_core.plugins.store_backend`) —, so the SQLite path costs nothing at start-up
+and the core never imports a database driver it does not need.
 """
 
 from __future__ import annotations
@@ -112,10 +113,11 @@ def open_url(
     if scheme == SQLITE_SCHEME:
         return SQLITE_BACKEND.open(url, events)
     if host is None:
-        from hermes_core.plugins import PluginHost
+        from hermes_core.plugins import store_backend
 
-        host = PluginHost()
-    backend = host.store_backends().get(scheme)
+        backend = store_backend(scheme)  # that backend's plugin alone when it can
+    else:
+        backend = host.store_backends().get(scheme)
     if backend is None:
         hint = BACKEND_DISTRIBUTIONS.get(scheme)
         where = f" (pip install {hint})" if hint else ""

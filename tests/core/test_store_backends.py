@@ -251,3 +251,46 @@ def test_a_backend_plugin_found_through_its_entry_point_serves_its_scheme(tmp_pa
     assert refused.stderr.strip().splitlines() == [
         "hermes: store.url 'file://relative/state.db': expected file:///absolute/path/state.db"
     ]
+
+
+NOISY_PLUGIN = """
+from pathlib import Path
+
+Path(__file__).with_name("noisy-was-imported").write_text("yes")
+raise ImportError("the noisy plugin is broken")
+"""
+
+
+def test_a_command_that_opens_the_store_loads_only_its_backends_plugin(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "hermes_filestore.py").write_text(textwrap.dedent(FILE_BACKEND), encoding="utf-8")
+    write_dist_info(site, "hermes-filestore", "0.2.0", {"hermes": {"file": "hermes_filestore"}})
+    (site / "hermes_noisy.py").write_text(textwrap.dedent(NOISY_PLUGIN), encoding="utf-8")
+    write_dist_info(site, "hermes-noisy", "0.1.0", {"hermes": {"noisy": "hermes_noisy"}})
+    target = tmp_path / "team" / "state.db"
+    url = f"file://{target}"
+    listed = run_installed(tmp_path, "sessions", "list", url=url)
+    # The backend's entry point is named like its scheme: its plugin alone was loaded.
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stderr == ""
+    assert (target.parent / "opened-by-plugin").read_text() == url
+    assert not (site / "noisy-was-imported").exists()
+    # A command that loads every plugin still reports the broken one.
+    plugins = run_installed(tmp_path, "plugins", "--json", url=url)
+    assert '"store backend:file"' in plugins.stdout
+    assert "plugin 'noisy' (hermes-noisy) failed to import" in plugins.stderr
+
+
+def test_a_backend_plugin_that_fails_to_import_is_reported_as_before(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "hermes_filestore.py").write_text("raise ImportError('no driver')\n", encoding="utf-8")
+    write_dist_info(site, "hermes-filestore", "0.2.0", {"hermes": {"file": "hermes_filestore"}})
+    refused = run_installed(tmp_path, "sessions", "list", url=f"file://{tmp_path}/state.db")
+    assert refused.returncode == 1
+    assert refused.stderr.strip().splitlines() == [
+        "hermes: plugin 'file' (hermes-filestore) failed to import: ImportError: no driver — "
+        "see 'hermes plugins'",
+        f"hermes: store.url 'file://{tmp_path}/state.db': no store backend for 'file' is installed",
+    ]
