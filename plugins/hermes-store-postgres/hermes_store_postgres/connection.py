@@ -10,8 +10,6 @@ reaches callers as the store's error classes.
 
 from __future__ import annotations
 
-import os
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -95,7 +93,6 @@ def connect(url: str, where: str) -> StoreConnection[Any]:
     the store as ``where``); a bad server, user, password or database raises one line
     (``UserFacingError``, never the password). psycopg is imported here, when a URL asks for
     PostgreSQL, not when the plugin is found."""
-    import_psycopg()
     import psycopg
 
     from .translating import FailureTranslation, StoreConnection
@@ -108,65 +105,6 @@ def connect(url: str, where: str) -> StoreConnection[Any]:
         raise UserFacingError(describe_connect_error(url, error)) from None
     connection.failures = FailureTranslation(where, urlsplit(url).password)
     return connection
-
-
-VERSION_MODULES = (("psycopg", "psycopg"), ("psycopg_binary", "psycopg_binary"))
-"""(package, distribution as its ``*.dist-info`` folder spells it) of the driver modules that
-read their own version from the installed metadata when imported (see :func:`import_psycopg`)."""
-
-
-def import_psycopg() -> None:
-    """Import psycopg without ``importlib.metadata``: start-up time is a budget.
-
-    psycopg and psycopg-binary each look their version up in the installed metadata when
-    imported (their ``version`` modules call ``importlib.metadata.version``): importing
-    ``importlib.metadata`` and scanning every distribution on ``sys.path`` cost a command
-    ~20 ms of the ~150 ms psycopg takes to import, which the SQLite path never pays. Their
-    ``version`` modules are given here instead, each version read from the name of the
-    ``*.dist-info`` folder next to its package. When a version cannot be read that way, or
-    psycopg does not import with them, psycopg is imported the ordinary way."""
-    if "psycopg" in sys.modules:
-        return
-    import types
-
-    given: dict[str, types.ModuleType] = {}
-    for package, distribution in VERSION_MODULES:
-        version = _installed_version(package, distribution)
-        name = f"{package}.version"
-        if version is None or name in sys.modules:
-            continue
-        module = types.ModuleType(name, f"{distribution} {version}, read from its dist-info")
-        module.__version__ = version  # type: ignore[attr-defined]
-        sys.modules[name] = given[name] = module
-    try:
-        import psycopg
-    except Exception:
-        for name, module in given.items():
-            if sys.modules.get(name) is module:
-                del sys.modules[name]
-        import psycopg  # noqa: F401  (the ordinary way, raising what it raises)
-
-
-def _installed_version(package: str, distribution: str) -> str | None:
-    """The version in the name of ``<distribution>-<version>.dist-info`` beside ``package``."""
-    from importlib.util import find_spec
-
-    try:
-        spec = find_spec(package)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or spec.origin is None:
-        return None
-    folder = os.path.dirname(os.path.dirname(spec.origin))
-    prefix, suffix = f"{distribution}-", ".dist-info"
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return None
-    found = [
-        n[len(prefix) : -len(suffix)] for n in names if n.startswith(prefix) and n.endswith(suffix)
-    ]
-    return found[0] if len(found) == 1 else None
 
 
 class StoreConnections:
