@@ -16,7 +16,7 @@ import pytest
 from aiohttp import web
 from gateway_helpers import model_config, running_gateway, title_reply
 from hermes_hookspecs import PlatformEvent
-from hermes_hookspecs.adapter_kit import Incoming, WebhookIntake, WebhookRefused, start_http_server
+from hermes_hookspecs.adapter_kit import Incoming, WebhookIntake, WebhookRefused
 from standins.openai_server import OpenAIStandIn, Reply
 
 from hermes_core.store import SessionStore
@@ -50,15 +50,12 @@ def test_a_message_is_acknowledged_once_stored_taken_once_and_answered_once(
             config = model_config(model)
             async with running_gateway(tmp_path / "home", config, clock=time.time) as gateway:
                 intake = WebhookIntake("intake", log, max_body_bytes=256, again="sent again")
-                intake.deliver = gateway.deliver
 
                 async def receive(request: web.Request) -> web.StreamResponse:
                     return await intake.receive(request, parse)
 
-                app = web.Application()
-                app.router.add_post("/hook", receive)
-                server = await start_http_server(app, "127.0.0.1", 0)
-                url = f"http://127.0.0.1:{server.port}/hook"
+                place = {"host": "127.0.0.1", "port": 0, "path": "/hook"}
+                url = await intake.serve(gateway.deliver, place, receive)
                 key = {"X-Key": "k"}
                 try:
                     async with aiohttp.ClientSession() as client:
@@ -79,8 +76,7 @@ def test_a_message_is_acknowledged_once_stored_taken_once_and_answered_once(
                             assert time.monotonic() < deadline, "no answer was posted"
                             await asyncio.sleep(0.05)
                 finally:
-                    await server.stop()
-                    await intake.answers.wait()
+                    await intake.stop()
                 assert answers == [("m1", "Hello back.")]
 
     with caplog.at_level(logging.WARNING, logger=log.name):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .._gateway import Deliver, Delivery, DeliveryRefused, PlatformEvent
 from .._http_intake import RETRY_AFTER_SECONDS, BodyRefused, read_body
 from ._delivery import AnswerTasks, answer_text
+from ._loop import HttpServer, start_http_server
 from ._taking import RecentIds
 from ._text import one_line
 
@@ -59,6 +60,9 @@ class Incoming:
     acknowledgement: Callable[[], Awaitable[web.StreamResponse]] | None = None
 
 
+Handler = Callable[["web.Request"], Awaitable["web.StreamResponse"]]
+"""An aiohttp request handler."""
+
 Parse = Callable[["web.Request", bytes], "Incoming | web.StreamResponse | None"]
 """An adapter's check and reading of one callback: the request (headers, query) and its body
 to an :class:`Incoming`, None for a callback with nothing for the agent (acknowledged), or a
@@ -79,8 +83,9 @@ class WebhookIntake:
       ``{"error": reason}``), a string as text (refusals as their reason);
     - ``retry_after`` — 503s carry ``Retry-After: RETRY_AFTER_SECONDS``.
 
-    Set :attr:`deliver` in the adapter's ``start``; await :attr:`answers` ``.wait()`` in its
-    ``stop``, once the server is stopped.
+    The adapter's ``start`` calls :meth:`serve` (or serves :meth:`receive` itself and sets
+    :attr:`deliver`); its ``stop`` awaits :meth:`stop` (or ``answers.wait()`` once its server
+    is stopped).
     """
 
     def __init__(
@@ -110,6 +115,38 @@ class WebhookIntake:
         """The answers going out (await ``answers.wait()`` at stop)."""
         self._seen = RecentIds(4096)
         self._on_the_way: dict[str, Delivery] = {}
+        self._server: HttpServer | None = None
+
+    async def serve(
+        self,
+        deliver: Deliver,
+        settings: Mapping[str, Any],
+        receive: Handler,
+        url_check: Handler | None = None,
+    ) -> str:
+        """Deliver to ``deliver`` and serve the callback URL where the adapter's checked
+        ``settings`` say (``host``, ``port`` — 0: a free one — and ``path``): POSTs to
+        ``receive`` (the adapter's handler calling :meth:`receive`), GETs to ``url_check``
+        when the platform checks the URL that way. The URL it listens at; one line
+        (:class:`UserFacingError`) when the address cannot be used."""
+        from aiohttp import web
+
+        self.deliver = deliver
+        path = str(settings["path"])
+        app = web.Application()
+        if url_check is not None:
+            app.router.add_get(path, url_check)
+        app.router.add_post(path, receive)
+        host, port = str(settings["host"]), int(settings["port"])
+        self._server = await start_http_server(app, host, port)
+        return f"http://{self._server.host}:{self._server.port}{path}"
+
+    async def stop(self) -> None:
+        """Stop serving (open connections closed), then wait for the answers going out."""
+        if self._server is not None:
+            await self._server.stop()
+            self._server = None
+        await self.answers.wait()
 
     async def receive(self, request: web.Request, parse: Parse) -> web.StreamResponse:
         """Answer one callback: refused (one log line), acknowledged at once when it has

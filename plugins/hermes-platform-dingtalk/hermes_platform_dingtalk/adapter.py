@@ -15,14 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import ChatType, Deliver, UserFacingError, build_session_key
 from hermes_hookspecs.adapter_kit import (
-    HttpServer,
     Incoming,
     LoopBridge,
     SettingsReader,
     WebhookIntake,
     WebhookRefused,
     split_text,
-    start_http_server,
 )
 
 from .events import received, sign_problem
@@ -63,7 +61,6 @@ class DingTalkAdapter:
         self._settings: dict[str, Any] = dict(DEFAULTS)
         self._secret = ""
         self._http: aiohttp.ClientSession | None = None
-        self._server: HttpServer | None = None
         self._intake = WebhookIntake("dingtalk", log)
         self._webhooks: dict[str, tuple[str, float | None]] = {}
         self._bridge = LoopBridge("dingtalk")
@@ -109,29 +106,20 @@ class DingTalkAdapter:
     async def start(self, config: Mapping[str, Any], deliver: Deliver) -> None:
         """Serve the message receiving URL."""
         import aiohttp
-        from aiohttp import web
 
         self.connect(config)
-        self._intake.deliver = deliver
         self._bridge.bind()
         self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30))
-        app = web.Application()
-        app.router.add_post(str(self._settings["path"]), self._receive)
-        host, port = str(self._settings["host"]), int(self._settings["port"])
         try:
-            self._server = await start_http_server(app, host, port)
+            self.address = await self._intake.serve(deliver, self._settings, self._receive)
         except UserFacingError:
             await self._http.close()
             raise
-        self.address = f"http://{self._server.host}:{self._server.port}{self._settings['path']}"
         log.info("dingtalk robot messages at %s", self.address)
 
     async def stop(self) -> None:
         """Stop serving, then post the answers still going out."""
-        if self._server is not None:
-            await self._server.stop()
-            self._server = None
-        await self._intake.answers.wait()
+        await self._intake.stop()
         self._bridge.unbind()
         if self._http is not None:
             await self._http.close()

@@ -14,14 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import ChatType, Deliver, PlatformEvent, UserFacingError, build_session_key
 from hermes_hookspecs.adapter_kit import (
-    HttpServer,
     Incoming,
     LoopBridge,
     SettingsReader,
     WebhookIntake,
     one_line,
     split_text,
-    start_http_server,
 )
 
 from .events import event_from_message, read_callback
@@ -63,7 +61,6 @@ class FeishuAdapter:
         self._verification = ""
         self._encrypt_key: str | None = None
         self._api = OpenApi(DOMAINS["feishu"], "", "")
-        self._server: HttpServer | None = None
         self._intake = WebhookIntake("feishu", log, again="Feishu sends it again")
         self._bridge = LoopBridge("feishu")
         self.address: str | None = None
@@ -118,8 +115,6 @@ class FeishuAdapter:
 
     async def start(self, config: Mapping[str, Any], deliver: Deliver) -> None:
         """Ask for a tenant_access_token (refused credentials stop here), then serve."""
-        from aiohttp import web
-
         self.connect(config)
         try:
             await self._api.open()
@@ -130,20 +125,16 @@ class FeishuAdapter:
                 problem = f"cannot reach the Feishu Open API at {self._api.base}: {one_line(error)}"
             raise UserFacingError(problem) from None
         self._bridge.bind()
-        self._intake.deliver = deliver
-        app = web.Application()
-        app.router.add_post(str(self._settings["path"]), self._receive)
-        host, port = str(self._settings["host"]), int(self._settings["port"])
-        self._server = await start_http_server(app, host, port)
-        self.address = f"http://{self._server.host}:{self._server.port}{self._settings['path']}"
+        try:
+            self.address = await self._intake.serve(deliver, self._settings, self._receive)
+        except UserFacingError:
+            await self._api.close()
+            raise
         log.info("feishu event callbacks at %s (Open API %s)", self.address, self._api.base)
 
     async def stop(self) -> None:
         """Stop serving, then send the answers still going out."""
-        if self._server is not None:
-            await self._server.stop()
-            self._server = None
-        await self._intake.answers.wait()
+        await self._intake.stop()
         self._bridge.unbind()
         await self._api.close()
 

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import Deliver, UserFacingError, build_session_key
 from hermes_hookspecs.adapter_kit import (
-    HttpServer,
     Incoming,
     LoopBridge,
     SettingsReader,
@@ -23,7 +22,6 @@ from hermes_hookspecs.adapter_kit import (
     WebhookRefused,
     one_line,
     split_text,
-    start_http_server,
 )
 
 from .crypto import aes_key
@@ -64,7 +62,6 @@ class WeComAdapter:
         self._settings: dict[str, Any] = dict(DEFAULTS)
         self._corp_id, self._token, self._key = "", "", b""
         self._api = WorkApi(str(DEFAULTS["api_base"]), "", "", "")
-        self._server: HttpServer | None = None
         self._intake = WebhookIntake(
             "wecom", log, hold_refusals=UNANSWERED_SECONDS, again="sent again", acknowledgement=""
         )
@@ -117,8 +114,6 @@ class WeComAdapter:
 
     async def start(self, config: Mapping[str, Any], deliver: Deliver) -> None:
         """Ask for an access token (refused credentials stop here), then serve the callback."""
-        from aiohttp import web
-
         self.connect(config)
         try:
             await self._api.open()
@@ -129,25 +124,18 @@ class WeComAdapter:
                 problem = f"cannot reach the WeCom API at {self._api.base}: {one_line(error)}"
             raise UserFacingError(problem) from None
         self._bridge.bind()
-        self._intake.deliver = deliver
-        app = web.Application()
-        app.router.add_get(str(self._settings["path"]), self._verify)
-        app.router.add_post(str(self._settings["path"]), self._receive)
-        host, port = str(self._settings["host"]), int(self._settings["port"])
         try:
-            self._server = await start_http_server(app, host, port)
+            self.address = await self._intake.serve(
+                deliver, self._settings, self._receive, self._verify
+            )
         except UserFacingError:
             await self._api.close()
             raise
-        self.address = f"http://{self._server.host}:{self._server.port}{self._settings['path']}"
         log.info("wecom callbacks at %s (API %s)", self.address, self._api.base)
 
     async def stop(self) -> None:
         """Stop serving, then send the answers still going out."""
-        if self._server is not None:
-            await self._server.stop()
-            self._server = None
-        await self._intake.answers.wait()
+        await self._intake.stop()
         self._bridge.unbind()
         await self._api.close()
 

@@ -15,14 +15,12 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import Deliver, UserFacingError, build_session_key
 from hermes_hookspecs.adapter_kit import (
-    HttpServer,
     Incoming,
     LoopBridge,
     SettingsReader,
     WebhookIntake,
     WebhookRefused,
     split_text,
-    start_http_server,
 )
 
 from .messages import check_signature, event_from_message, read_message, text_reply
@@ -61,7 +59,6 @@ class WeixinAdapter:
         self._token = ""
         self._safe: SafeMode | None = None
         self._api = MpApi(str(DEFAULTS["api_base"]), "", "")
-        self._server: HttpServer | None = None
         self._intake = WebhookIntake(
             "weixin",
             log,
@@ -117,30 +114,21 @@ class WeixinAdapter:
 
     async def start(self, config: Mapping[str, Any], deliver: Deliver) -> None:
         """Ask for an access token (refused credentials stop here), then serve the URL."""
-        from aiohttp import web
-
         self.connect(config)
         await self._api.open()
         self._bridge.bind()
-        self._intake.deliver = deliver
-        app = web.Application()
-        app.router.add_get(str(self._settings["path"]), self._verify)
-        app.router.add_post(str(self._settings["path"]), self._receive)
-        host, port = str(self._settings["host"]), int(self._settings["port"])
         try:
-            self._server = await start_http_server(app, host, port)
+            self.address = await self._intake.serve(
+                deliver, self._settings, self._receive, self._verify
+            )
         except UserFacingError:
             await self._api.close()
             raise
-        self.address = f"http://{self._server.host}:{self._server.port}{self._settings['path']}"
         log.info("weixin server URL at %s (API %s)", self.address, self._api.base)
 
     async def stop(self) -> None:
         """Stop serving, then send the answers still going out."""
-        if self._server is not None:
-            await self._server.stop()
-            self._server = None
-        await self._intake.answers.wait()
+        await self._intake.stop()
         self._bridge.unbind()
         await self._api.close()
 
