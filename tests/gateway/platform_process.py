@@ -1,11 +1,12 @@
 """What the process tests of the platform plugins do the same way around a real ``hermes
 gateway run`` (:mod:`gateway_process`): the model stand-in they start from, the sessions a
-platform stored, a gateway that must refuse to start with one line, a held turn the model is
-already in, and the plugin installed alone in a fresh virtualenv."""
+platform stored, a gateway that must refuse to start with one line, a busy chat (a first turn
+held, the model already in it), and the plugin installed alone in a fresh virtualenv."""
 
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,7 @@ import pytest
 from fresh_venv import fresh_venv_with, listed_distributions, run_hermes
 from gateway_helpers import title_reply, user_texts
 from gateway_process import GatewayProcess
-from standins.openai_server import OpenAIStandIn
+from standins.openai_server import OpenAIStandIn, Reply
 
 from hermes_core.store import SessionStore
 
@@ -50,6 +51,18 @@ def refused_to_start(home: Path, platform: str) -> str:
     lines = [line for line in log.splitlines() if platform in line]
     assert len(lines) == 1, lines
     return lines[0]
+
+
+def hold_first_turn(standin: OpenAIStandIn) -> threading.Event:
+    """A busy chat scripted: the turn of a message saying ``first`` answers ``Slow answer.``,
+    held after its first chunk until the returned event is set; one saying ``second``
+    answers ``Second answer.``."""
+    release = threading.Event()
+    standin.add(
+        Reply(text="Slow answer.", match="first", hold=release, hold_after_chunks=1),
+        Reply(text="Second answer.", match="second"),
+    )
+    return release
 
 
 def wait_until_asked(standin: OpenAIStandIn, text: str, timeout: float = 30.0) -> None:

@@ -6,7 +6,6 @@ acknowledgement, and the missing-secret line (SPEC O2, G1)."""
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -16,6 +15,7 @@ from gateway_helpers import user_texts
 from gateway_process import GatewayProcess, write_config
 from platform_process import (
     assert_installed_alone,
+    hold_first_turn,
     model_standin,
     refused_to_start,
     sessions_by_key,
@@ -182,11 +182,7 @@ def test_the_dingtalk_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
 def test_dingtalk_hears_back_in_time_while_the_chat_is_busy_and_its_resends_are_taken_once(
     tmp_path: Path, standin: OpenAIStandIn, dingtalk: DingTalkStandIn
 ) -> None:
-    release = threading.Event()
-    standin.add(
-        Reply(text="Slow answer.", match="first", hold=release, hold_after_chunks=1),
-        Reply(text="Second answer.", match="second"),
-    )
+    release = hold_first_turn(standin)
     home = tmp_path / "home"
     write_config(home, standin.base_url, platform(dingtalk, ack_wait_seconds=1))
     with GatewayProcess(home) as gateway:

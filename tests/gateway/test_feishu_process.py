@@ -7,7 +7,6 @@ after the acknowledgement, and the missing-secret line (SPEC O2, G1)."""
 from __future__ import annotations
 
 import json
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +15,7 @@ from gateway_helpers import user_texts
 from gateway_process import GatewayProcess, write_config
 from platform_process import (
     assert_installed_alone,
+    hold_first_turn,
     model_standin,
     refused_to_start,
     sessions_by_key,
@@ -232,11 +232,7 @@ def test_the_feishu_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
 def test_feishu_hears_back_in_time_while_the_chat_is_busy_and_its_resends_are_taken_once(
     tmp_path: Path, standin: OpenAIStandIn
 ) -> None:
-    release = threading.Event()
-    standin.add(
-        Reply(text="Slow answer.", match="first", hold=release, hold_after_chunks=1),
-        Reply(text="Second answer.", match="second"),
-    )
+    release = hold_first_turn(standin)
     home = tmp_path / "home"
     with FeishuStandIn() as feishu:
         write_config(home, standin.base_url, platform(feishu, ack_wait_seconds=1))

@@ -18,6 +18,7 @@ from gateway_helpers import user_texts
 from gateway_process import GatewayProcess, write_config
 from platform_process import (
     assert_installed_alone,
+    hold_first_turn,
     model_standin,
     refused_to_start,
     sessions_by_key,
@@ -201,11 +202,7 @@ def test_the_weixin_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
 def test_a_message_pushed_while_the_follower_is_busy_is_acknowledged_at_once_and_answered_next(
     tmp_path: Path, standin: OpenAIStandIn, weixin: WeixinStandIn
 ) -> None:
-    release = threading.Event()
-    standin.add(
-        Reply(text="Slow answer.", match="first", hold=release, hold_after_chunks=1),
-        Reply(text="Second answer.", match="second"),
-    )
+    release = hold_first_turn(standin)
     home = tmp_path / "home"
     write_config(home, standin.base_url, platform(weixin, reply_wait_seconds=1))
     with GatewayProcess(home) as gateway:
