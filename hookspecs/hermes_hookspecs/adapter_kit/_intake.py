@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .._gateway import Deliver, Delivery, DeliveryRefused, PlatformEvent
-from .._http_intake import RETRY_AFTER_SECONDS, BodyRefused, read_body
+from .._http_intake import BodyRefused, read_body
 from ._delivery import AnswerTasks, answer_text
 from ._loop import HttpServer, start_http_server
 from ._taking import RecentIds
@@ -80,8 +80,7 @@ class WebhookIntake:
       503 is not answered before this many seconds after the arrival;
     - ``again`` — appended to the reason of a 503 (``Feishu sends it again``);
     - ``acknowledgement`` — the plain 200 answer: a dict is sent as JSON (refusals as
-      ``{"error": reason}``), a string as text (refusals as their reason);
-    - ``retry_after`` — 503s carry ``Retry-After: RETRY_AFTER_SECONDS``.
+      ``{"error": reason}``), a string as text (refusals as their reason).
 
     The adapter's ``start`` calls :meth:`serve` (or serves :meth:`receive` itself and sets
     :attr:`deliver`); its ``stop`` awaits :meth:`stop` (or ``answers.wait()`` once its server
@@ -98,7 +97,6 @@ class WebhookIntake:
         hold_refusals: float | None = None,
         again: str = "",
         acknowledgement: str | Mapping[str, Any] | None = None,
-        retry_after: bool = False,
     ) -> None:
         self.platform = platform
         self.log = log
@@ -109,7 +107,6 @@ class WebhookIntake:
         self.acknowledgement: str | Mapping[str, Any] = (
             {} if acknowledgement is None else acknowledgement
         )
-        self.retry_after = retry_after
         self.deliver: Deliver = self._not_started
         self.answers = AnswerTasks()
         """The answers going out (await ``answers.wait()`` at stop)."""
@@ -201,11 +198,9 @@ class WebhookIntake:
             status,
             one_line(reason),
         )
-        retry = self.retry_after and status == 503
-        headers = {"Retry-After": str(RETRY_AFTER_SECONDS)} if retry else None
         if isinstance(self.acknowledgement, str):
-            return web.Response(text=reason, status=status, headers=headers)
-        return web.json_response({"error": reason}, status=status, headers=headers)
+            return web.Response(text=reason, status=status)
+        return web.json_response({"error": reason}, status=status)
 
     async def _follow(self, taken: Incoming, delivery: Delivery) -> None:
         """Once stored: remember the message as taken, wait for its answer and post it."""
