@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fresh_venv import fresh_venv_with, listed_distributions, run_hermes
-from gateway_helpers import title_reply, user_texts
+from gateway_helpers import user_texts
 from gateway_process import GatewayProcess, write_config
+from platform_process import assert_installed_alone, model_standin, refused_to_start
 from standins.bluebubbles_api import BlueBubblesStandIn
 from standins.openai_server import OpenAIStandIn, Reply
 
@@ -26,8 +26,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def standin() -> Any:
-    with OpenAIStandIn() as server:
-        server.add(title_reply())
+    with model_standin() as server:
         yield server
 
 
@@ -154,18 +153,10 @@ def test_a_missing_password_is_one_line_and_the_gateway_does_not_run(
 ) -> None:
     home = tmp_path / "home"
     write_config(home, standin.base_url, {"bluebubbles": {"url": bluebubbles.url, "port": 0}})
-    gateway = GatewayProcess(home)
-    with pytest.raises(AssertionError, match="exited early"):
-        gateway.start()
-    assert gateway.process is not None and gateway.process.wait(30) == 1
-    lines = [line for line in gateway.log_text().splitlines() if "bluebubbles" in line]
-    assert len(lines) == 1 and "gateway.platforms.bluebubbles.password is not set" in lines[0]
+    assert "gateway.platforms.bluebubbles.password is not set" in refused_to_start(
+        home, "bluebubbles"
+    )
 
 
 def test_the_bluebubbles_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
-    bin_folder = fresh_venv_with(tmp_path, "hermes-platform-bluebubbles")
-    home = tmp_path / "home"
-    home.mkdir()
-    assert listed_distributions(bin_folder, home) == {"hermes-platform-bluebubbles"}
-    listed = run_hermes(bin_folder, home, "plugins")
-    assert listed.returncode == 0 and "platform:bluebubbles" in listed.stdout
+    assert_installed_alone(tmp_path, "hermes-platform-bluebubbles", "platform:bluebubbles")

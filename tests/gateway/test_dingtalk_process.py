@@ -6,15 +6,21 @@ acknowledgement, and the missing-secret line (SPEC O2, G1)."""
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fresh_venv import fresh_venv_with, listed_distributions, run_hermes
-from gateway_helpers import title_reply, user_texts
+from gateway_helpers import user_texts
 from gateway_process import GatewayProcess, write_config
+from platform_process import (
+    assert_installed_alone,
+    hold_first_turn,
+    model_standin,
+    refused_to_start,
+    sessions_by_key,
+    wait_until_asked,
+)
 from standins.dingtalk_api import APP_SECRET, DingTalkStandIn
 from standins.openai_server import OpenAIStandIn, Reply
 
@@ -27,8 +33,7 @@ HOSTILE = "'; DROP TABLE sessions; -- $(rm -rf ~) `id` \x1b]0;PWNED\x07 <script>
 
 @pytest.fixture
 def standin() -> Any:
-    with OpenAIStandIn() as server:
-        server.add(title_reply())
+    with model_standin() as server:
         yield server
 
 
@@ -55,15 +60,6 @@ def answer_to(server: DingTalkStandIn, act: Any) -> dict[str, Any]:
     _, answer = act()
     assert answer.status == 200, answer
     return server.wait_for_posts(count + 1)[count]
-
-
-def sessions_by_key(home: Path) -> dict[str, list[str]]:
-    with SessionStore.open(home) as store:
-        return {
-            str(s.session_key): user_texts(store.messages(s.id))
-            for s in store.select_sessions()
-            if s.source == "dingtalk"
-        }
 
 
 def test_a_single_chat_with_the_commands_a_resent_message_and_forged_requests(
@@ -133,7 +129,7 @@ def test_a_group_keeps_people_apart(
         assert say("bob", "/title Bob's plan")["text"] == "✓ Title set: Bob's plan"
         say("alice", "", msgtype="picture")
         assert gateway.terminate() == 0
-    assert sessions_by_key(home) == {
+    assert sessions_by_key(home, "dingtalk") == {
         "agent:main:dingtalk:group:cid_group:alice": [
             "alice: my secret is 42",
             "[attachment: picture message]",
@@ -157,14 +153,16 @@ def test_a_message_acknowledged_before_a_kill_9_is_kept_and_its_resend_is_not_st
         assert answer.status == 200
     finally:
         gateway.kill()
-    assert sessions_by_key(home) == {"agent:main:dingtalk:dm:cid_single": ["kept across the kill"]}
+    assert sessions_by_key(home, "dingtalk") == {
+        "agent:main:dingtalk:dm:cid_single": ["kept across the kill"]
+    }
     with GatewayProcess(home) as again:
         dingtalk.robot_url = again.addresses["dingtalk"]
         assert dingtalk.deliver(body).status == 200  # the same message again after the kill
         after = answer_to(dingtalk, lambda: dingtalk.user_says("cid_single", "alice", "go on"))
         assert after["text"] == "After the restart."
         assert again.terminate() == 0
-    assert sessions_by_key(home) == {
+    assert sessions_by_key(home, "dingtalk") == {
         "agent:main:dingtalk:dm:cid_single": ["kept across the kill", "go on"]
     }
 
@@ -174,41 +172,23 @@ def test_a_missing_secret_is_one_line_and_the_gateway_does_not_run(
 ) -> None:
     home = tmp_path / "home"
     write_config(home, standin.base_url, {"dingtalk": {"app_secret_env": "NOT_SET_ANYWHERE"}})
-    gateway = GatewayProcess(home)
-    with pytest.raises(AssertionError, match="exited early"):
-        gateway.start()
-    assert gateway.process is not None and gateway.process.wait(30) == 1
-    lines = [line for line in gateway.log_text().splitlines() if "dingtalk" in line]
-    assert len(lines) == 1 and "gateway.platforms.dingtalk.app_secret is not set" in lines[0]
-    assert "Traceback" not in gateway.log_text()
+    assert "gateway.platforms.dingtalk.app_secret is not set" in refused_to_start(home, "dingtalk")
 
 
 def test_the_dingtalk_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
-    bin_folder = fresh_venv_with(tmp_path, "hermes-platform-dingtalk")
-    home = tmp_path / "home"
-    home.mkdir()
-    assert listed_distributions(bin_folder, home) == {"hermes-platform-dingtalk"}
-    listed = run_hermes(bin_folder, home, "plugins")
-    assert listed.returncode == 0 and "platform:dingtalk" in listed.stdout
+    assert_installed_alone(tmp_path, "hermes-platform-dingtalk", "platform:dingtalk")
 
 
 def test_dingtalk_hears_back_in_time_while_the_chat_is_busy_and_its_resends_are_taken_once(
     tmp_path: Path, standin: OpenAIStandIn, dingtalk: DingTalkStandIn
 ) -> None:
-    release = threading.Event()
-    standin.add(
-        Reply(text="Slow answer.", match="first", hold=release, hold_after_chunks=1),
-        Reply(text="Second answer.", match="second"),
-    )
+    release = hold_first_turn(standin)
     home = tmp_path / "home"
     write_config(home, standin.base_url, platform(dingtalk, ack_wait_seconds=1))
     with GatewayProcess(home) as gateway:
         dingtalk.robot_url = gateway.addresses["dingtalk"]
         assert dingtalk.user_says("cid_single", "alice", "first")[1].status == 200
-        deadline = time.monotonic() + 30
-        while not any("first" in str(b["messages"]) for b in standin.requests):
-            assert time.monotonic() < deadline, "the model was never asked"
-            time.sleep(0.05)
+        wait_until_asked(standin, "first")
         # The chat is busy: the next message is recorded in the gateway inbox all the same,
         # so DingTalk hears 200 in time; a re-send while it waits there is taken once.
         body, busy = dingtalk.user_says("cid_single", "alice", "second", timeout=3)
@@ -220,4 +200,6 @@ def test_dingtalk_hears_back_in_time_while_the_chat_is_busy_and_its_resends_are_
         assert dingtalk.deliver(body, timeout=3).status == 200  # stored by now
         assert gateway.terminate() == 0
     assert len(dingtalk.posted) == 2
-    assert sessions_by_key(home) == {"agent:main:dingtalk:dm:cid_single": ["first", "second"]}
+    assert sessions_by_key(home, "dingtalk") == {
+        "agent:main:dingtalk:dm:cid_single": ["first", "second"]
+    }

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 from hermes_hookspecs import PlatformEvent, UserFacingError
+from hermes_hookspecs.adapter_kit import WebhookRefused as Refused
 from hermes_platform_feishu.adapter import MESSAGE_CHARS, FeishuAdapter
-from hermes_platform_feishu.events import Refused, decrypt, event_from_message, read_callback
+from hermes_platform_feishu.events import decrypt, event_from_message, read_callback
 from standins.feishu_api import (
     APP_ID,
     APP_SECRET,

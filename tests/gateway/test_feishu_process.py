@@ -7,15 +7,20 @@ after the acknowledgement, and the missing-secret line (SPEC O2, G1)."""
 from __future__ import annotations
 
 import json
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fresh_venv import fresh_venv_with, listed_distributions, run_hermes
-from gateway_helpers import title_reply, user_texts
+from gateway_helpers import user_texts
 from gateway_process import GatewayProcess, write_config
+from platform_process import (
+    assert_installed_alone,
+    hold_first_turn,
+    model_standin,
+    refused_to_start,
+    sessions_by_key,
+    wait_until_asked,
+)
 from standins.feishu_api import (
     APP_ID,
     APP_SECRET,
@@ -34,8 +39,7 @@ HOSTILE = "'; DROP TABLE sessions; -- $(rm -rf ~) `id` \x1b]0;PWNED\x07 <script>
 
 @pytest.fixture
 def standin() -> Any:
-    with OpenAIStandIn() as server:
-        server.add(title_reply())
+    with model_standin() as server:
         yield server
 
 
@@ -58,15 +62,6 @@ def answer_to(server: FeishuStandIn, act: Any) -> dict[str, Any]:
     _, answer = act()
     assert answer.status == 200, answer
     return server.wait_for_posts(count + 1)[count]
-
-
-def sessions_by_key(home: Path) -> dict[str, list[str]]:
-    with SessionStore.open(home) as store:
-        return {
-            str(s.session_key): user_texts(store.messages(s.id))
-            for s in store.select_sessions()
-            if s.source == "feishu"
-        }
 
 
 def test_a_p2p_chat_with_the_commands_a_resent_event_and_forged_callbacks(
@@ -149,7 +144,7 @@ def test_a_group_keeps_people_apart_and_a_thread_is_shared_and_answered_in_it(
                 "✓ Title set: Release plan"
             )
             assert gateway.terminate() == 0
-    assert sessions_by_key(home) == {
+    assert sessions_by_key(home, "feishu") == {
         "agent:main:feishu:group:oc_group:ou_alice": ["alice: my secret is 42"],
         "agent:main:feishu:group:oc_group:ou_bob": ["bob: my secret is 7"],
         "agent:main:feishu:group:oc_group:omt_release": ["thread: ship?", "thread: yes"],
@@ -174,7 +169,7 @@ def test_encrypted_callbacks_are_decrypted_and_a_bad_signature_is_refused(
             assert wrong[1].status == 401
             assert feishu.user_says("oc_p2p", "ou_a", "unsigned", signed=False)[1].status == 401
             assert gateway.terminate() == 0
-    assert sessions_by_key(home) == {"agent:main:feishu:dm:oc_p2p": ["secret hi"]}
+    assert sessions_by_key(home, "feishu") == {"agent:main:feishu:dm:oc_p2p": ["secret hi"]}
 
 
 def test_a_message_acknowledged_before_a_kill_9_is_kept_and_its_resend_is_not_stored_twice(
@@ -191,14 +186,16 @@ def test_a_message_acknowledged_before_a_kill_9_is_kept_and_its_resend_is_not_st
             assert answer.status == 200
         finally:
             gateway.kill()
-        assert sessions_by_key(home) == {"agent:main:feishu:dm:oc_p2p": ["kept across the kill"]}
+        assert sessions_by_key(home, "feishu") == {
+            "agent:main:feishu:dm:oc_p2p": ["kept across the kill"]
+        }
         with GatewayProcess(home) as again:
             feishu.events_url = again.addresses["feishu"]
             assert feishu.deliver(envelope).status == 200  # Feishu's re-send after the kill
             after = answer_to(feishu, lambda: feishu.user_says("oc_p2p", "ou_alice", "go on"))
             assert after["text"] == "After the restart."
             assert again.terminate() == 0
-    assert sessions_by_key(home) == {
+    assert sessions_by_key(home, "feishu") == {
         "agent:main:feishu:dm:oc_p2p": ["kept across the kill", "go on"]
     }
 
@@ -211,13 +208,7 @@ def test_a_missing_credential_is_one_line_and_the_gateway_does_not_run(
     settings = {"app_id": APP_ID, "app_secret": APP_SECRET, "verification_token": "v"}
     del settings[missing]
     write_config(home, standin.base_url, {"feishu": settings})
-    gateway = GatewayProcess(home)
-    with pytest.raises(AssertionError, match="exited early"):
-        gateway.start()
-    assert gateway.process is not None and gateway.process.wait(30) == 1
-    lines = [line for line in gateway.log_text().splitlines() if "feishu" in line]
-    assert len(lines) == 1 and f"gateway.platforms.feishu.{missing} is not set" in lines[0]
-    assert "Traceback" not in gateway.log_text()
+    assert f"gateway.platforms.feishu.{missing} is not set" in refused_to_start(home, "feishu")
 
 
 def test_a_refused_secret_is_one_line(tmp_path: Path, standin: OpenAIStandIn) -> None:
@@ -235,32 +226,20 @@ def test_a_refused_secret_is_one_line(tmp_path: Path, standin: OpenAIStandIn) ->
 
 
 def test_the_feishu_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
-    bin_folder = fresh_venv_with(tmp_path, "hermes-platform-feishu")
-    home = tmp_path / "home"
-    home.mkdir()
-    assert listed_distributions(bin_folder, home) == {"hermes-platform-feishu"}
-    listed = run_hermes(bin_folder, home, "plugins")
-    assert listed.returncode == 0 and "platform:feishu" in listed.stdout
+    assert_installed_alone(tmp_path, "hermes-platform-feishu", "platform:feishu")
 
 
 def test_feishu_hears_back_in_time_while_the_chat_is_busy_and_its_resends_are_taken_once(
     tmp_path: Path, standin: OpenAIStandIn
 ) -> None:
-    release = threading.Event()
-    standin.add(
-        Reply(text="Slow answer.", match="first", hold=release, hold_after_chunks=1),
-        Reply(text="Second answer.", match="second"),
-    )
+    release = hold_first_turn(standin)
     home = tmp_path / "home"
     with FeishuStandIn() as feishu:
         write_config(home, standin.base_url, platform(feishu, ack_wait_seconds=1))
         with GatewayProcess(home) as gateway:
             feishu.events_url = gateway.addresses["feishu"]
             assert feishu.user_says("oc_p2p", "ou_a", "first")[1].status == 200
-            deadline = time.monotonic() + 30
-            while not any("first" in str(b["messages"]) for b in standin.requests):
-                assert time.monotonic() < deadline, "the model was never asked"
-                time.sleep(0.05)
+            wait_until_asked(standin, "first")
             # The chat is busy: the next message is recorded in the gateway inbox all the
             # same, so Feishu hears 200 in time; a re-send while it waits there is taken once.
             envelope, busy = feishu.user_says("oc_p2p", "ou_a", "second", timeout=3)
@@ -274,4 +253,4 @@ def test_feishu_hears_back_in_time_while_the_chat_is_busy_and_its_resends_are_ta
             assert feishu.deliver(envelope, timeout=3).status == 200  # stored by now
             assert gateway.terminate() == 0
         assert len(feishu.posted) == 2
-    assert sessions_by_key(home) == {"agent:main:feishu:dm:oc_p2p": ["first", "second"]}
+    assert sessions_by_key(home, "feishu") == {"agent:main:feishu:dm:oc_p2p": ["first", "second"]}

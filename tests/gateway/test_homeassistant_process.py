@@ -9,9 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fresh_venv import fresh_venv_with, listed_distributions, run_hermes
-from gateway_helpers import title_reply, user_texts
 from gateway_process import GatewayProcess, write_config
+from platform_process import (
+    assert_installed_alone,
+    model_standin,
+    refused_to_start,
+    sessions_by_key,
+)
 from standins.homeassistant_api import converse, speech
 from standins.openai_server import OpenAIStandIn, Reply
 
@@ -24,22 +28,12 @@ TOKEN = "ha-process-token"
 
 @pytest.fixture
 def standin() -> Any:
-    with OpenAIStandIn() as server:
-        server.add(title_reply())
+    with model_standin() as server:
         yield server
 
 
 def platform() -> dict[str, Any]:
     return {"homeassistant": {"token_env": "HERMES_TEST_HA_TOKEN", "port": 0}}
-
-
-def sessions_by_key(home: Path) -> dict[str, list[str]]:
-    with SessionStore.open(home) as store:
-        return {
-            str(s.session_key): user_texts(store.messages(s.id))
-            for s in store.select_sessions()
-            if s.source == "homeassistant"
-        }
 
 
 def test_conversations_survive_kill_9_and_a_call_made_again_is_stored_once(
@@ -71,7 +65,7 @@ def test_conversations_survive_kill_9_and_a_call_made_again_is_stored_once(
         fresh = converse(url, TOKEN, "temperature?", context_id="c3")
         assert fresh[1]["conversation_id"] != conversation
         assert gateway.terminate() == 0
-    keys = sessions_by_key(home)
+    keys = sessions_by_key(home, "homeassistant")
     assert keys[f"agent:main:homeassistant:dm:{conversation}"] == [
         "temperature?",
         "close the blinds",
@@ -88,18 +82,10 @@ def test_a_missing_token_is_one_line_and_the_gateway_does_not_run(
 ) -> None:
     home = tmp_path / "home"
     write_config(home, standin.base_url, {"homeassistant": {"port": 0}})
-    gateway = GatewayProcess(home)
-    with pytest.raises(AssertionError, match="exited early"):
-        gateway.start()
-    assert gateway.process is not None and gateway.process.wait(30) == 1
-    lines = [line for line in gateway.log_text().splitlines() if "homeassistant" in line]
-    assert len(lines) == 1 and "gateway.platforms.homeassistant.token is not set" in lines[0]
+    assert "gateway.platforms.homeassistant.token is not set" in refused_to_start(
+        home, "homeassistant"
+    )
 
 
 def test_the_homeassistant_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
-    bin_folder = fresh_venv_with(tmp_path, "hermes-platform-homeassistant")
-    home = tmp_path / "home"
-    home.mkdir()
-    assert listed_distributions(bin_folder, home) == {"hermes-platform-homeassistant"}
-    listed = run_hermes(bin_folder, home, "plugins")
-    assert listed.returncode == 0 and "platform:homeassistant" in listed.stdout
+    assert_installed_alone(tmp_path, "hermes-platform-homeassistant", "platform:homeassistant")

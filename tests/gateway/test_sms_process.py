@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gateway_helpers import title_reply, user_texts
+from gateway_helpers import user_texts
 from gateway_process import GatewayProcess, environment, write_config
 from installed_hermes import hermes_command
+from platform_process import model_standin
 from standins.openai_server import OpenAIStandIn, Reply
 from standins.twilio_api import TwilioStandIn
 
@@ -26,8 +27,7 @@ BOB = "+442079460958"
 
 @pytest.fixture
 def standin() -> Any:
-    with OpenAIStandIn() as server:
-        server.add(title_reply())
+    with model_standin() as server:
         yield server
 
 

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 from hermes_hookspecs import PlatformEvent, UserFacingError
+from hermes_hookspecs.adapter_kit import WebhookRefused as Refused
 from hermes_platform_wecom.adapter import MESSAGE_BYTES, WeComAdapter
 from hermes_platform_wecom.crypto import aes_key, decrypt, encrypt, signature
-from hermes_platform_wecom.messages import Refused, event_from_message, opened, xml_fields
+from hermes_platform_wecom.messages import event_from_message, opened, xml_fields
 from standins.wecom_api import (
     AGENT_ID,
     CORP_ID,

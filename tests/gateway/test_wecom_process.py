@@ -6,15 +6,20 @@ acknowledgement, the missing-token line, and the plugin installed alone (SPEC O2
 
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fresh_venv import fresh_venv_with, listed_distributions, run_hermes
-from gateway_helpers import title_reply, user_texts
+from gateway_helpers import user_texts
 from gateway_process import GatewayProcess, write_config
+from platform_process import (
+    assert_installed_alone,
+    hold_first_turn,
+    model_standin,
+    refused_to_start,
+    sessions_by_key,
+    wait_until_asked,
+)
 from standins.openai_server import OpenAIStandIn, Reply
 from standins.wecom_api import (
     AGENT_ID,
@@ -37,8 +42,7 @@ HOSTILE = "'; DROP TABLE sessions; -- $(rm -rf ~) `id` <script>x</script> ]]> <!
 
 @pytest.fixture
 def standin() -> Any:
-    with OpenAIStandIn() as server:
-        server.add(title_reply())
+    with model_standin() as server:
         yield server
 
 
@@ -69,15 +73,6 @@ def answer_to(server: WeComStandIn, user_id: str, text: str) -> dict[str, Any]:
     _, answer = server.user_says(user_id, text)
     assert answer == CallbackAnswer(200, ""), answer
     return server.wait_for_sent(count + 1)[count]
-
-
-def sessions_by_key(home: Path) -> dict[str, list[str]]:
-    with SessionStore.open(home) as store:
-        return {
-            str(s.session_key): user_texts(store.messages(s.id))
-            for s in store.select_sessions()
-            if s.source == "wecom"
-        }
 
 
 def test_a_member_chat_with_the_commands_a_resent_message_and_forged_callbacks(
@@ -128,7 +123,7 @@ def test_a_member_chat_with_the_commands_a_resent_message_and_forged_callbacks(
         assert old.title == "Trip planning" and old.end_reason == "new_session"
         assert user_texts(store.messages(old.id)) == ["hi there", HOSTILE]
         assert user_texts(store.messages(new.id)) == ["new one"]
-    assert sessions_by_key(home)["agent:main:wecom:dm:lisi"] == ["bob here"]
+    assert sessions_by_key(home, "wecom")["agent:main:wecom:dm:lisi"] == ["bob here"]
 
 
 def test_a_message_acknowledged_before_a_kill_9_is_kept_and_its_resend_is_not_stored_twice(
@@ -144,13 +139,15 @@ def test_a_message_acknowledged_before_a_kill_9_is_kept_and_its_resend_is_not_st
         assert answer.status == 200
     finally:
         gateway.kill()
-    assert sessions_by_key(home) == {"agent:main:wecom:dm:zhangsan": ["kept across the kill"]}
+    assert sessions_by_key(home, "wecom") == {
+        "agent:main:wecom:dm:zhangsan": ["kept across the kill"]
+    }
     with GatewayProcess(home) as again:
         wecom.callback_url = again.addresses["wecom"]
         assert wecom.deliver(body).status == 200  # the same message again after the kill
         assert answer_to(wecom, "zhangsan", "go on")["text"] == "After the restart."
         assert again.terminate() == 0
-    assert sessions_by_key(home) == {
+    assert sessions_by_key(home, "wecom") == {
         "agent:main:wecom:dm:zhangsan": ["kept across the kill", "go on"]
     }
 
@@ -163,41 +160,23 @@ def test_a_missing_token_is_one_line_and_the_gateway_does_not_run(
     settings["wecom"].pop("token")
     settings["wecom"]["token_env"] = "NOT_SET_ANYWHERE"
     write_config(home, standin.base_url, settings)
-    gateway = GatewayProcess(home)
-    with pytest.raises(AssertionError, match="exited early"):
-        gateway.start()
-    assert gateway.process is not None and gateway.process.wait(30) == 1
-    lines = [line for line in gateway.log_text().splitlines() if "wecom" in line]
-    assert len(lines) == 1 and "gateway.platforms.wecom.token is not set" in lines[0]
-    assert "Traceback" not in gateway.log_text()
+    assert "gateway.platforms.wecom.token is not set" in refused_to_start(home, "wecom")
 
 
 def test_the_wecom_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
-    bin_folder = fresh_venv_with(tmp_path, "hermes-platform-wecom")
-    home = tmp_path / "home"
-    home.mkdir()
-    assert listed_distributions(bin_folder, home) == {"hermes-platform-wecom"}
-    listed = run_hermes(bin_folder, home, "plugins")
-    assert listed.returncode == 0 and "platform:wecom" in listed.stdout
+    assert_installed_alone(tmp_path, "hermes-platform-wecom", "platform:wecom")
 
 
 def test_a_message_sent_while_the_member_is_busy_is_acknowledged_at_once_and_answered_next(
     tmp_path: Path, standin: OpenAIStandIn, wecom: WeComStandIn
 ) -> None:
-    release = threading.Event()
-    standin.add(
-        Reply(text="Slow answer.", match="first", hold=release, hold_after_chunks=1),
-        Reply(text="Second answer.", match="second"),
-    )
+    release = hold_first_turn(standin)
     home = tmp_path / "home"
     write_config(home, standin.base_url, platform(wecom, ack_wait_seconds=1))
     with GatewayProcess(home) as gateway:
         wecom.callback_url = gateway.addresses["wecom"]
         assert wecom.user_says("zhangsan", "first")[1] == CallbackAnswer(200, "")
-        deadline = time.monotonic() + 30
-        while not any("first" in str(b["messages"]) for b in standin.requests):
-            assert time.monotonic() < deadline, "the model was never asked"
-            time.sleep(0.05)
+        wait_until_asked(standin, "first")
         # Recorded in the gateway's inbox at once although the first turn still runs:
         # acknowledged within WeCom's five seconds, answered after the first.
         body, busy = wecom.user_says("zhangsan", "second")
@@ -208,4 +187,4 @@ def test_a_message_sent_while_the_member_is_busy_is_acknowledged_at_once_and_ans
         assert wecom.deliver(body) == CallbackAnswer(200, "")  # a retry anyway: stored once
         assert gateway.terminate() == 0
     assert len(wecom.sent) == 2
-    assert sessions_by_key(home) == {"agent:main:wecom:dm:zhangsan": ["first", "second"]}
+    assert sessions_by_key(home, "wecom") == {"agent:main:wecom:dm:zhangsan": ["first", "second"]}

@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from gateway_helpers import model_config, running_gateway, title_reply
 from hermes_hookspecs import UserFacingError
+from hermes_hookspecs.adapter_kit import WebhookRefused as Refused
 from hermes_platform_weixin.adapter import MESSAGE_BYTES, WeixinAdapter
-from hermes_platform_weixin.messages import Refused, event_from_message, read_message, text_reply
+from hermes_platform_weixin.messages import event_from_message, read_message, text_reply
 from hermes_platform_weixin.safe_mode import SafeMode, sha1_signature
 from standins.openai_server import OpenAIStandIn, Reply
 from standins.weixin_api import (

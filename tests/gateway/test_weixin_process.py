@@ -14,9 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fresh_venv import fresh_venv_with, listed_distributions, run_hermes
-from gateway_helpers import title_reply, user_texts
+from gateway_helpers import user_texts
 from gateway_process import GatewayProcess, write_config
+from platform_process import (
+    assert_installed_alone,
+    hold_first_turn,
+    model_standin,
+    refused_to_start,
+    sessions_by_key,
+    wait_until_asked,
+)
 from standins.openai_server import OpenAIStandIn, Reply
 from standins.weixin_api import (
     APP_ID,
@@ -37,8 +44,7 @@ HOSTILE = "'; DROP TABLE sessions; -- $(rm -rf ~) `id` <script>x</script> ]]> <!
 
 @pytest.fixture
 def standin() -> Any:
-    with OpenAIStandIn() as server:
-        server.add(title_reply())
+    with model_standin() as server:
         yield server
 
 
@@ -68,15 +74,6 @@ def answer_to(server: WeixinStandIn, open_id: str, text: str, **how: Any) -> dic
     _, answer = server.user_says(open_id, text, **how)
     assert answer.status == 200, answer
     return server.wait_for_received(count + 1)[count]
-
-
-def sessions_by_key(home: Path) -> dict[str, list[str]]:
-    with SessionStore.open(home) as store:
-        return {
-            str(s.session_key): user_texts(store.messages(s.id))
-            for s in store.select_sessions()
-            if s.source == "weixin"
-        }
 
 
 def test_a_follower_chat_with_passive_replies_repushed_messages_and_forged_pushes(
@@ -151,7 +148,9 @@ def test_safe_mode_with_a_slow_answer_and_the_platforms_retries(
         time.sleep(0.5)
         assert gateway.terminate() == 0
     assert len(weixin.received) == 2
-    assert sessions_by_key(home) == {"agent:main:weixin:dm:o_bob": ["hello", "think hard"]}
+    assert sessions_by_key(home, "weixin") == {
+        "agent:main:weixin:dm:o_bob": ["hello", "think hard"]
+    }
 
 
 def test_a_message_acknowledged_before_a_kill_9_is_kept_and_its_repush_is_not_stored_twice(
@@ -172,13 +171,15 @@ def test_a_message_acknowledged_before_a_kill_9_is_kept_and_its_repush_is_not_st
     finally:
         gateway.kill()
         release.set()
-    assert sessions_by_key(home) == {"agent:main:weixin:dm:o_carol": ["kept across the kill"]}
+    assert sessions_by_key(home, "weixin") == {
+        "agent:main:weixin:dm:o_carol": ["kept across the kill"]
+    }
     with GatewayProcess(home) as again:
         weixin.server_url = again.addresses["weixin"]
         assert weixin.deliver(message) == CallbackAnswer(200, "success")  # pushed again
         assert answer_to(weixin, "o_carol", "go on")["text"] == "After the restart."
         assert again.terminate() == 0
-    assert sessions_by_key(home) == {
+    assert sessions_by_key(home, "weixin") == {
         "agent:main:weixin:dm:o_carol": ["kept across the kill", "go on"]
     }
 
@@ -191,41 +192,23 @@ def test_a_missing_token_is_one_line_and_the_gateway_does_not_run(
     settings["weixin"].pop("token")
     settings["weixin"]["token_env"] = "NOT_SET_ANYWHERE"
     write_config(home, standin.base_url, settings)
-    gateway = GatewayProcess(home)
-    with pytest.raises(AssertionError, match="exited early"):
-        gateway.start()
-    assert gateway.process is not None and gateway.process.wait(30) == 1
-    lines = [line for line in gateway.log_text().splitlines() if "weixin" in line]
-    assert len(lines) == 1 and "gateway.platforms.weixin.token is not set" in lines[0]
-    assert "Traceback" not in gateway.log_text()
+    assert "gateway.platforms.weixin.token is not set" in refused_to_start(home, "weixin")
 
 
 def test_the_weixin_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
-    bin_folder = fresh_venv_with(tmp_path, "hermes-platform-weixin")
-    home = tmp_path / "home"
-    home.mkdir()
-    assert listed_distributions(bin_folder, home) == {"hermes-platform-weixin"}
-    listed = run_hermes(bin_folder, home, "plugins")
-    assert listed.returncode == 0 and "platform:weixin" in listed.stdout
+    assert_installed_alone(tmp_path, "hermes-platform-weixin", "platform:weixin")
 
 
 def test_a_message_pushed_while_the_follower_is_busy_is_acknowledged_at_once_and_answered_next(
     tmp_path: Path, standin: OpenAIStandIn, weixin: WeixinStandIn
 ) -> None:
-    release = threading.Event()
-    standin.add(
-        Reply(text="Slow answer.", match="first", hold=release, hold_after_chunks=1),
-        Reply(text="Second answer.", match="second"),
-    )
+    release = hold_first_turn(standin)
     home = tmp_path / "home"
     write_config(home, standin.base_url, platform(weixin, reply_wait_seconds=1))
     with GatewayProcess(home) as gateway:
         weixin.server_url = gateway.addresses["weixin"]
         assert weixin.user_says("o_dan", "first")[1] == CallbackAnswer(200, "success")
-        deadline = time.monotonic() + 30
-        while not any("first" in str(b["messages"]) for b in standin.requests):
-            assert time.monotonic() < deadline, "the model was never asked"
-            time.sleep(0.05)
+        wait_until_asked(standin, "first")
         # Recorded in the gateway's inbox at once although the first turn still runs:
         # acknowledged ("success": the answer follows through the customer-service API).
         message, busy = weixin.user_says("o_dan", "second")
@@ -239,4 +222,4 @@ def test_a_message_pushed_while_the_follower_is_busy_is_acknowledged_at_once_and
         assert weixin.deliver(message) == CallbackAnswer(200, "success")  # a re-push: once
         assert gateway.terminate() == 0
     assert len(weixin.received) == 2
-    assert sessions_by_key(home) == {"agent:main:weixin:dm:o_dan": ["first", "second"]}
+    assert sessions_by_key(home, "weixin") == {"agent:main:weixin:dm:o_dan": ["first", "second"]}

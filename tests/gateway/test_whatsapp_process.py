@@ -9,10 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fresh_venv import fresh_venv_with, listed_distributions, run_hermes
-from gateway_helpers import title_reply, user_texts
+from gateway_helpers import user_texts
 from gateway_process import GatewayProcess, write_config
 from hostile_text import PAYLOAD
+from platform_process import (
+    assert_installed_alone,
+    model_standin,
+    refused_to_start,
+    sessions_by_key,
+)
 from standins.openai_server import OpenAIStandIn, Reply
 from standins.whatsapp_cloud_api import WhatsAppStandIn
 
@@ -27,8 +32,7 @@ HOSTILE = ["$(rm -rf ~)", "'; DROP TABLE sessions; --", "<script>alert(1)</scrip
 
 @pytest.fixture
 def standin() -> Any:
-    with OpenAIStandIn() as server:
-        server.add(title_reply())
+    with model_standin() as server:
         yield server
 
 
@@ -56,15 +60,6 @@ def say(whatsapp: WhatsAppStandIn, wa_id: str, text: str, **fields: Any) -> str:
     count = len(whatsapp.sent)
     assert whatsapp.user_says(wa_id, text, **fields)[1] == 200
     return str(whatsapp.wait_for_sent(count + 1)[count]["text"]["body"])
-
-
-def sessions_by_key(home: Path) -> dict[str, list[str]]:
-    with SessionStore.open(home) as store:
-        return {
-            str(s.session_key): user_texts(store.messages(s.id))
-            for s in store.select_sessions()
-            if s.source == "whatsapp"
-        }
 
 
 def test_a_dm_is_one_session_with_the_chat_commands_and_hostile_text_is_text(
@@ -106,7 +101,7 @@ def test_a_group_keeps_its_users_apart(
         say(whatsapp, BOB, "bob: hello", group_id="G1", name="Bob")
         say(whatsapp, ALICE, "alice again", group_id="G1")
         assert gateway.terminate() == 0
-    assert sessions_by_key(home) == {
+    assert sessions_by_key(home, "whatsapp") == {
         f"agent:main:whatsapp:group:G1:{ALICE}": ["alice: my secret is 42", "alice again"],
         f"agent:main:whatsapp:group:G1:{BOB}": ["bob: hello"],
     }
@@ -131,7 +126,9 @@ def test_a_retry_is_stored_and_answered_once_and_a_forged_signature_is_refused(
         assert say(whatsapp, ALICE, "next") == "Next."
         assert gateway.terminate() == 0
     assert [m["text"]["body"] for m in whatsapp.sent] == ["First answer.", "Next."]
-    assert sessions_by_key(home) == {f"agent:main:whatsapp:dm:{ALICE}": ["hello", "next"]}
+    assert sessions_by_key(home, "whatsapp") == {
+        f"agent:main:whatsapp:dm:{ALICE}": ["hello", "next"]
+    }
     assert "X-Hub-Signature-256" in gateway.log_text()
 
 
@@ -152,7 +149,7 @@ def test_kill_9_after_the_acknowledgement_loses_nothing(
     with WhatsAppGateway(home, whatsapp) as gateway:
         assert say(whatsapp, ALICE, "after the crash") == "Back."
         assert gateway.terminate() == 0
-    texts = sessions_by_key(home)[f"agent:main:whatsapp:dm:{ALICE}"]
+    texts = sessions_by_key(home, "whatsapp")[f"agent:main:whatsapp:dm:{ALICE}"]
     assert texts[:2] == ["slow question", "after the crash"]
     assert whatsapp.pending == []
 
@@ -164,18 +161,10 @@ def test_a_missing_token_is_one_line_and_the_gateway_does_not_run(
     settings = whatsapp.settings()
     del settings["access_token"]
     write_config(home, standin.base_url, {"whatsapp": settings})
-    gateway = GatewayProcess(home)
-    with pytest.raises(AssertionError, match="exited early"):
-        gateway.start()
-    assert gateway.process is not None and gateway.process.wait(30) == 1
-    lines = [line for line in gateway.log_text().splitlines() if "whatsapp" in line]
-    assert len(lines) == 1 and "gateway.platforms.whatsapp.access_token is not set" in lines[0]
+    assert "gateway.platforms.whatsapp.access_token is not set" in refused_to_start(
+        home, "whatsapp"
+    )
 
 
 def test_the_whatsapp_plugin_installed_alone_is_listed(tmp_path: Path) -> None:
-    bin_folder = fresh_venv_with(tmp_path, "hermes-platform-whatsapp")
-    home = tmp_path / "home"
-    home.mkdir()
-    assert listed_distributions(bin_folder, home) == {"hermes-platform-whatsapp"}
-    listed = run_hermes(bin_folder, home, "plugins")
-    assert listed.returncode == 0 and "platform:whatsapp" in listed.stdout
+    assert_installed_alone(tmp_path, "hermes-platform-whatsapp", "platform:whatsapp")

@@ -35,6 +35,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from standins.callbacks import wait_for_count
 from standins.threaded import ThreadedStandIn
 
 PASSWORD = "bb-standin-password"
@@ -132,14 +133,7 @@ class BlueBubblesStandIn(ThreadedStandIn):
 
     def wait_for_sent(self, count: int, timeout: float = 60.0) -> list[dict[str, Any]]:
         """The app's sent messages once there are at least ``count``."""
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            while len(self.sent) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"{len(self.sent)} sent, not {count}: {self.sent}")
-                self._lock.wait(left)
-            return list(self.sent)
+        return wait_for_count(self._lock, self.sent, count, timeout)
 
     def _new_message(self, chat: str, address: str | None, text: str,
                      *, from_me: bool) -> dict[str, Any]:  # fmt: skip

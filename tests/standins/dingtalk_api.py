@@ -33,23 +33,15 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
+from standins.callbacks import CallbackAnswer, call_back, wait_for_count
 from standins.threaded import ThreadedStandIn
 
 APP_SECRET = "standin-dingtalk-app-secret"
 WEBHOOK_MINUTES = 90
-
-
-@dataclass(frozen=True)
-class CallbackAnswer:
-    """How the robot answered one callback (status 0: it was not reachable)."""
-
-    status: int
-    body: str
 
 
 def sign(timestamp: str, secret: str = APP_SECRET) -> str:
@@ -136,24 +128,11 @@ class DingTalkStandIn(ThreadedStandIn):
             headers["sign"] = sign(stamp, secret)
         data = json.dumps(body).encode()
         request = urllib.request.Request(self.robot_url, data=data, headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                return CallbackAnswer(response.status, response.read().decode())
-        except urllib.error.HTTPError as error:
-            return CallbackAnswer(error.code, error.read().decode())
-        except urllib.error.URLError as error:
-            return CallbackAnswer(0, str(error.reason))
+        return call_back(request, timeout)
 
     def wait_for_posts(self, count: int, timeout: float = 60.0) -> list[dict[str, Any]]:
         """Block until the robot posted ``count`` messages; all it posted so far."""
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            while len(self.posted) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"the robot posted {len(self.posted)}, not {count}")
-                self._lock.wait(left)
-            return list(self.posted)
+        return wait_for_count(self._lock, self.posted, count, timeout)
 
     async def _send_by_session(self, request: web.Request) -> web.Response:
         body = await request.json()

@@ -39,25 +39,17 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
+from standins.callbacks import CallbackAnswer, call_back, wait_for_count
 from standins.threaded import ThreadedStandIn
 
 APP_ID = "cli_standin0001"
 APP_SECRET = "standin-app-secret"
 VERIFICATION_TOKEN = "standin-verification-token"
 ENCRYPT_KEY = "standin-encrypt-key"
-
-
-@dataclass(frozen=True)
-class CallbackAnswer:
-    """How the app answered one callback (status 0: it was not reachable)."""
-
-    status: int
-    body: str
 
 
 class FeishuStandIn(ThreadedStandIn):
@@ -180,24 +172,11 @@ class FeishuStandIn(ThreadedStandIn):
                     }
                 )
         request = urllib.request.Request(self.events_url, data=body, headers=headers)
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                return CallbackAnswer(response.status, response.read().decode())
-        except urllib.error.HTTPError as error:
-            return CallbackAnswer(error.code, error.read().decode())
-        except urllib.error.URLError as error:
-            return CallbackAnswer(0, str(error.reason))
+        return call_back(request, timeout)
 
     def wait_for_posts(self, count: int, timeout: float = 60.0) -> list[dict[str, Any]]:
         """Block until the app posted ``count`` messages; all it posted so far."""
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            while len(self.posted) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"the app posted {len(self.posted)} messages, not {count}")
-                self._lock.wait(left)
-            return list(self.posted)
+        return wait_for_count(self._lock, self.posted, count, timeout)
 
     def revoke_tokens(self) -> None:
         """Every tenant_access_token given so far stops working (as when one expires)."""

@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 import urllib.error
 import urllib.request
 from typing import Any
 
 from aiohttp import web
 
+from standins.callbacks import wait_for_count
 from standins.threaded import ThreadedStandIn
 
 ACCESS_TOKEN = "standin-long-lived-access-token"
@@ -64,14 +64,7 @@ class HomeAssistantStandIn(ThreadedStandIn):
         return web.json_response([])
 
     def wait_for_notified(self, count: int, timeout: float = 30.0) -> list[tuple[str, Any]]:
-        deadline = time.monotonic() + timeout
-        with self._condition:
-            while len(self.notified) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"{len(self.notified)} notifications, not {count}")
-                self._condition.wait(left)
-            return list(self.notified)
+        return wait_for_count(self._condition, self.notified, count, timeout)
 
 
 def converse(

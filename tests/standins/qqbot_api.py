@@ -35,6 +35,7 @@ from typing import Any
 from aiohttp import web
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from standins.callbacks import wait_for_count
 from standins.threaded import ThreadedStandIn
 
 APP_ID = "102000001"
@@ -104,14 +105,7 @@ class QQBotStandIn(ThreadedStandIn):
         return web.json_response({"id": f"sent-{next(self._ids)}", "timestamp": "0"})
 
     def wait_for_sent(self, count: int, timeout: float = 30.0) -> list[dict[str, Any]]:
-        deadline = time.monotonic() + timeout
-        with self._condition:
-            while len(self.sent) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"{len(self.sent)} messages sent, not {count}")
-                self._condition.wait(left)
-            return list(self.sent)
+        return wait_for_count(self._condition, self.sent, count, timeout)
 
     # ------------------------------------------------------------------ QQ calling the bot
 

@@ -35,7 +35,6 @@ import hashlib
 import hmac
 import itertools
 import threading
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -43,6 +42,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from aiohttp import web
+
+from standins.callbacks import wait_for_count
 
 from .threaded import ThreadedStandIn
 
@@ -100,14 +101,7 @@ class TwilioStandIn(ThreadedStandIn):
 
     def wait_for_sent(self, count: int, timeout: float = 60.0) -> list[dict[str, Any]]:
         """Block until ``count`` messages were sent; all of them, in order."""
-        deadline = time.monotonic() + timeout
-        with self._condition:
-            while len(self.sent) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"{len(self.sent)} messages were sent, not {count}")
-                self._condition.wait(left)
-            return list(self.sent)
+        return wait_for_count(self._condition, self.sent, count, timeout)
 
     def text_in(
         self,

@@ -29,11 +29,11 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
+from standins.callbacks import CallbackAnswer, call_back, wait_for_count
 from standins.threaded import ThreadedStandIn
 from standins.wxbiz_crypto import cdata, seal, sha1_signature
 
@@ -42,14 +42,6 @@ CORP_SECRET = "standin-wecom-corp-secret"
 AGENT_ID = 1000002
 TOKEN = "standinWeComToken"
 ENCODING_AES_KEY = "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG"
-
-
-@dataclass(frozen=True)
-class CallbackAnswer:
-    """How the application answered one callback (status 0: it was not reachable)."""
-
-    status: int
-    body: str
 
 
 class WeComStandIn(ThreadedStandIn):
@@ -124,14 +116,7 @@ class WeComStandIn(ThreadedStandIn):
 
     def wait_for_sent(self, count: int, timeout: float = 60.0) -> list[dict[str, Any]]:
         """Block until the application sent ``count`` messages; all it sent so far."""
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            while len(self.sent) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"the application sent {len(self.sent)}, not {count}")
-                self._lock.wait(left)
-            return list(self.sent)
+        return wait_for_count(self._lock, self.sent, count, timeout)
 
     def _signed_query(self, encrypted: str, token: str) -> dict[str, str]:
         stamp, nonce = str(int(time.time())), os.urandom(5).hex()
@@ -144,13 +129,7 @@ class WeComStandIn(ThreadedStandIn):
         assert self.callback_url is not None, "set callback_url first"
         url = f"{self.callback_url}?{urllib.parse.urlencode(query)}"
         request = urllib.request.Request(url, data=body, method=method)
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                return CallbackAnswer(response.status, response.read().decode())
-        except urllib.error.HTTPError as error:
-            return CallbackAnswer(error.code, error.read().decode())
-        except (urllib.error.URLError, TimeoutError) as error:
-            return CallbackAnswer(0, str(getattr(error, "reason", error)))
+        return call_back(request, timeout)
 
     async def _gettoken(self, request: web.Request) -> web.Response:
         query = request.query

@@ -36,11 +36,11 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import xml.etree.ElementTree as ElementTree
-from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
 
+from standins.callbacks import CallbackAnswer, call_back, wait_for_count
 from standins.threaded import ThreadedStandIn
 from standins.wxbiz_crypto import cdata, seal, sha1_signature, unseal
 
@@ -51,14 +51,6 @@ ENCODING_AES_KEY = "ZYXWVUTSRQPONMLKJIHGFEDCBA9876543210zyxwvut"
 ACCOUNT = "gh_standin00001"
 ANSWER_SECONDS = 5.0
 """How long the platform waits for the server's answer."""
-
-
-@dataclass(frozen=True)
-class CallbackAnswer:
-    """How the server answered one push (status 0: no answer in time, or not reachable)."""
-
-    status: int
-    body: str
 
 
 class WeixinStandIn(ThreadedStandIn):
@@ -135,14 +127,7 @@ class WeixinStandIn(ThreadedStandIn):
 
     def wait_for_received(self, count: int, timeout: float = 60.0) -> list[dict[str, Any]]:
         """Block until followers got ``count`` messages; all they got so far."""
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            while len(self.received) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"followers got {len(self.received)}, not {count}")
-                self._lock.wait(left)
-            return list(self.received)
+        return wait_for_count(self._lock, self.received, count, timeout)
 
     def _take_passive_reply(self, body: bytes, open_id: str, safe: bool) -> None:
         if safe:
@@ -177,13 +162,7 @@ class WeixinStandIn(ThreadedStandIn):
         assert self.server_url is not None, "set server_url first"
         url = f"{self.server_url}?{urllib.parse.urlencode(query)}"
         request = urllib.request.Request(url, data=body, method=method)
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                return CallbackAnswer(response.status, response.read().decode())
-        except urllib.error.HTTPError as error:
-            return CallbackAnswer(error.code, error.read().decode())
-        except (urllib.error.URLError, TimeoutError) as error:
-            return CallbackAnswer(0, str(getattr(error, "reason", error)))
+        return call_back(request, timeout)
 
     async def _token(self, request: web.Request) -> web.Response:
         query = request.query

@@ -42,6 +42,7 @@ from typing import Any
 
 from aiohttp import web
 
+from standins.callbacks import wait_for_count
 from standins.threaded import ThreadedStandIn
 
 TOKEN = "EAAG-standin-access-token"
@@ -156,14 +157,7 @@ class WhatsAppStandIn(ThreadedStandIn):
 
     def wait_for_sent(self, count: int, timeout: float = 60.0) -> list[dict[str, Any]]:
         """Block until the business has sent ``count`` messages; all it sent so far."""
-        deadline = time.monotonic() + timeout
-        with self._lock:
-            while len(self.sent) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise AssertionError(f"{len(self.sent)} messages sent, not {count}")
-                self._lock.wait(left)
-            return list(self.sent)
+        return wait_for_count(self._lock, self.sent, count, timeout)
 
     # ------------------------------------------------------------------ server side
 

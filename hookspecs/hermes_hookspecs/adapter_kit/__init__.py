@@ -27,13 +27,24 @@ Functions and plain objects, never a base class (an adapter subclasses nothing):
 - :class:`CursorFile` — the adapter's place in the platform's stream, kept between runs in
   the folder the gateway gives it (``state_folder``), for catch-up after a restart;
 - :func:`start_http_server` — an aiohttp endpoint on a host and port, stopped with one call
-  (the adapter declares ``aiohttp`` itself).
+  (the adapter declares ``aiohttp`` itself);
+- :class:`WebhookIntake` — a platform's webhook callbacks taken in: the callback URL served,
+  a bounded body, the adapter's ``parse`` (:class:`Incoming`, or :class:`WebhookRefused`), each
+  message delivered once and acknowledged once stored, the answer posted in the background.
 """
 
 from __future__ import annotations
 
 from ._cursors import STATE_FOLDER, CursorFile
 from ._delivery import AnswerTasks, answer_text, is_stopping, unless_too_old
+from ._intake import (
+    MAX_CALLBACK_BYTES,
+    Handler,
+    Incoming,
+    Parse,
+    WebhookIntake,
+    WebhookRefused,
+)
 from ._loop import HttpServer, LoopBridge, start_http_server
 from ._pacing import Backoff, as_seconds, retry_transient, sleep_unless
 from ._settings import SettingsReader
@@ -41,15 +52,21 @@ from ._taking import RecentIds, StoredPrefix
 from ._text import one_line, split_text
 
 __all__ = [
+    "MAX_CALLBACK_BYTES",
     "STATE_FOLDER",
     "AnswerTasks",
     "Backoff",
     "CursorFile",
+    "Handler",
     "HttpServer",
+    "Incoming",
     "LoopBridge",
+    "Parse",
     "RecentIds",
     "SettingsReader",
     "StoredPrefix",
+    "WebhookIntake",
+    "WebhookRefused",
     "answer_text",
     "as_seconds",
     "is_stopping",

@@ -7,35 +7,23 @@ stored; a re-sent ``msgId`` already stored is acknowledged, not delivered again.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from hermes_hookspecs import (
-    ChatType,
-    Deliver,
-    Delivery,
-    DeliveryRefused,
-    PlatformEvent,
-    UserFacingError,
-    build_session_key,
-)
+from hermes_hookspecs import ChatType, Deliver, UserFacingError, build_session_key
 from hermes_hookspecs.adapter_kit import (
-    AnswerTasks,
-    HttpServer,
+    Incoming,
     LoopBridge,
-    RecentIds,
     SettingsReader,
-    answer_text,
-    one_line,
+    WebhookIntake,
+    WebhookRefused,
     split_text,
-    start_http_server,
 )
 
-from .events import Received, received, sign_problem
+from .events import received, sign_problem
 
 if TYPE_CHECKING:
     import aiohttp
@@ -45,7 +33,6 @@ log = logging.getLogger("hermes.gateway.dingtalk")
 
 MESSAGE_CHARS = 4000
 """Longer answers go out as several messages."""
-MAX_BODY_BYTES = 1 << 20
 DEFAULTS: Mapping[str, Any] = {
     "host": "127.0.0.1",
     "port": 8648,
@@ -74,12 +61,8 @@ class DingTalkAdapter:
         self._settings: dict[str, Any] = dict(DEFAULTS)
         self._secret = ""
         self._http: aiohttp.ClientSession | None = None
-        self._server: HttpServer | None = None
-        self._deliver: Deliver = _not_started
-        self._seen = RecentIds(4096)
-        self._on_the_way: dict[str, Delivery] = {}
+        self._intake = WebhookIntake("dingtalk", log)
         self._webhooks: dict[str, tuple[str, float | None]] = {}
-        self._replies = AnswerTasks()
         self._bridge = LoopBridge("dingtalk")
         self.address: str | None = None
 
@@ -91,6 +74,7 @@ class DingTalkAdapter:
         read.url("session_webhook_prefix")
         read.number("ack_wait_seconds", positive=True)
         self._settings = read.values
+        self._intake.ack_wait = float(self._settings["ack_wait_seconds"])
 
     def send(self, chat_id: str, text: str, thread_id: str | None = None) -> str | None:
         """Post ``text`` to a conversation through the sessionWebhook of its last message
@@ -122,86 +106,52 @@ class DingTalkAdapter:
     async def start(self, config: Mapping[str, Any], deliver: Deliver) -> None:
         """Serve the message receiving URL."""
         import aiohttp
-        from aiohttp import web
 
         self.connect(config)
-        self._deliver = deliver
         self._bridge.bind()
         self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30))
-        app = web.Application(client_max_size=MAX_BODY_BYTES)
-        app.router.add_post(str(self._settings["path"]), self._receive)
-        host, port = str(self._settings["host"]), int(self._settings["port"])
         try:
-            self._server = await start_http_server(app, host, port)
+            self.address = await self._intake.serve(deliver, self._settings, self._receive)
         except UserFacingError:
             await self._http.close()
             raise
-        self.address = f"http://{self._server.host}:{self._server.port}{self._settings['path']}"
         log.info("dingtalk robot messages at %s", self.address)
 
     async def stop(self) -> None:
         """Stop serving, then post the answers still going out."""
-        if self._server is not None:
-            await self._server.stop()
-            self._server = None
-        await self._replies.wait()
+        await self._intake.stop()
         self._bridge.unbind()
         if self._http is not None:
             await self._http.close()
             self._http = None
 
     async def _receive(self, request: web.Request) -> web.StreamResponse:
-        from aiohttp import web
+        return await self._intake.receive(request, self._parse)
 
+    def _parse(self, request: web.Request, body: bytes) -> Incoming | None:
+        """A robot callback checked (its sign, its sessionWebhook) and read."""
         problem = sign_problem(request.headers, self._secret)
         if problem is not None:
-            return self._refuse(request, 401, problem)
+            raise WebhookRefused(401, problem)
         try:
-            body = json.loads(await request.read())
+            data = json.loads(body)
         except ValueError:
-            return self._refuse(request, 400, "a body that is not JSON")
-        message = received(body) if isinstance(body, dict) else None
+            raise WebhookRefused(400, "a body that is not JSON") from None
+        message = received(data) if isinstance(data, dict) else None
         if message is None:
-            return web.json_response({})  # nothing for the agent
+            return None  # nothing for the agent
         if not message.webhook.startswith(str(self._settings["session_webhook_prefix"])):
-            return self._refuse(request, 400, "a sessionWebhook outside session_webhook_prefix")
-        event, message_id = message.event, str(message.event.message_id)
-        delivery = self._on_the_way.get(message_id)
-        if delivery is None:
-            if not self._seen.begin(message_id):
-                return web.json_response({})  # a re-send of a message stored before
-            delivery = self._on_the_way[message_id] = self._deliver(event)
-            self._replies.spawn(self._answer(message, delivery))
-        wait = float(self._settings["ack_wait_seconds"])
-        try:
-            await asyncio.wait_for(delivery.stored(), wait)
-        except TimeoutError:
-            return self._refuse(request, 503, f"not stored within {wait:g}s")
-        except DeliveryRefused as error:
-            return self._refuse(request, 503, str(error))
-        return web.json_response({})
+            raise WebhookRefused(400, "a sessionWebhook outside session_webhook_prefix")
+        chat_id = message.event.chat_id
 
-    async def _answer(self, message: Received, delivery: Delivery) -> None:
-        event, message_id = message.event, str(message.event.message_id)
-        try:
-            await delivery.stored()
-        except DeliveryRefused:
-            self._on_the_way.pop(message_id, None)
-            self._seen.dropped(message_id)
-            return  # answered 503: the message may come again
-        self._on_the_way.pop(message_id, None)
-        self._seen.taken(message_id)
-        self._webhooks[event.chat_id] = (message.webhook, message.webhook_until)
-        try:
-            text = answer_text(await delivery.reply())
-        except DeliveryRefused as error:
-            log.error("dingtalk: no answer for %s: %s", event.chat_id, error)
-            return
-        try:
+        def remember_webhook() -> None:
+            self._webhooks[chat_id] = (message.webhook, message.webhook_until)
+
+        async def answer(text: str) -> None:
             for piece in split_text(text, MESSAGE_CHARS):
                 await self._post(message.webhook, piece)
-        except Exception as error:
-            log.error("dingtalk: answering in %s failed: %s", event.chat_id, one_line(error))
+
+        return Incoming(message.event, str(message.event.message_id), answer, remember_webhook)
 
     async def _post(self, webhook: str, text: str) -> None:
         """POST one text message to a sessionWebhook."""
@@ -215,18 +165,3 @@ class DingTalkAdapter:
             raise DingTalkError(
                 f"{found.get('errmsg') or 'no answer'} (errcode {found.get('errcode')})"
             )
-
-    def _refuse(self, request: web.Request, status: int, reason: str) -> web.StreamResponse:
-        from aiohttp import web
-
-        log.warning(
-            "dingtalk refused a request from %s (HTTP %d): %s",
-            request.remote or "?",
-            status,
-            reason,
-        )
-        return web.json_response({"error": reason}, status=status)
-
-
-def _not_started(event: PlatformEvent) -> Delivery:
-    raise DeliveryRefused("the dingtalk platform is not started", stopping=True)

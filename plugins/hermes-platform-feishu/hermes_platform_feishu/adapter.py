@@ -6,35 +6,23 @@ stored; Feishu's re-sends of an ``event_id`` already stored are acknowledged, no
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from hermes_hookspecs import (
-    ChatType,
-    Deliver,
-    Delivery,
-    DeliveryRefused,
-    PlatformEvent,
-    UserFacingError,
-    build_session_key,
-)
+from hermes_hookspecs import ChatType, Deliver, PlatformEvent, UserFacingError, build_session_key
 from hermes_hookspecs.adapter_kit import (
-    AnswerTasks,
-    HttpServer,
+    Incoming,
     LoopBridge,
-    RecentIds,
     SettingsReader,
-    answer_text,
+    WebhookIntake,
     one_line,
     split_text,
-    start_http_server,
 )
 
-from .events import Refused, event_from_message, read_callback
+from .events import event_from_message, read_callback
 from .open_api import FeishuError, OpenApi
 
 if TYPE_CHECKING:
@@ -44,7 +32,6 @@ log = logging.getLogger("hermes.gateway.feishu")
 
 MESSAGE_CHARS = 4000
 """Longer answers go out as several replies (a text message may hold far more; this reads)."""
-MAX_BODY_BYTES = 1 << 20
 DOMAINS: Mapping[str, str] = {
     "feishu": "https://open.feishu.cn",
     "lark": "https://open.larksuite.com",
@@ -74,12 +61,8 @@ class FeishuAdapter:
         self._verification = ""
         self._encrypt_key: str | None = None
         self._api = OpenApi(DOMAINS["feishu"], "", "")
-        self._server: HttpServer | None = None
-        self._seen = RecentIds(4096)
-        self._on_the_way: dict[str, Delivery] = {}
-        self._replies = AnswerTasks()
+        self._intake = WebhookIntake("feishu", log, again="Feishu sends it again")
         self._bridge = LoopBridge("feishu")
-        self._deliver: Deliver = _not_started
         self.address: str | None = None
 
     def connect(self, config: Mapping[str, Any]) -> None:
@@ -96,6 +79,7 @@ class FeishuAdapter:
         read.port()
         read.number("ack_wait_seconds", positive=True)
         self._settings = read.values
+        self._intake.ack_wait = float(self._settings["ack_wait_seconds"])
 
     @property
     def api_base(self) -> str:
@@ -131,8 +115,6 @@ class FeishuAdapter:
 
     async def start(self, config: Mapping[str, Any], deliver: Deliver) -> None:
         """Ask for a tenant_access_token (refused credentials stop here), then serve."""
-        from aiohttp import web
-
         self.connect(config)
         try:
             await self._api.open()
@@ -143,98 +125,58 @@ class FeishuAdapter:
                 problem = f"cannot reach the Feishu Open API at {self._api.base}: {one_line(error)}"
             raise UserFacingError(problem) from None
         self._bridge.bind()
-        app = web.Application(client_max_size=MAX_BODY_BYTES)
-        self._deliver = deliver
-        app.router.add_post(str(self._settings["path"]), self._receive)
-        host, port = str(self._settings["host"]), int(self._settings["port"])
-        self._server = await start_http_server(app, host, port)
-        self.address = f"http://{self._server.host}:{self._server.port}{self._settings['path']}"
+        try:
+            self.address = await self._intake.serve(deliver, self._settings, self._receive)
+        except UserFacingError:
+            await self._api.close()
+            raise
         log.info("feishu event callbacks at %s (Open API %s)", self.address, self._api.base)
 
     async def stop(self) -> None:
         """Stop serving, then send the answers still going out."""
-        if self._server is not None:
-            await self._server.stop()
-            self._server = None
-        await self._replies.wait()
+        await self._intake.stop()
         self._bridge.unbind()
         await self._api.close()
 
     async def _receive(self, request: web.Request) -> web.StreamResponse:
+        return await self._intake.receive(request, self._parse)
+
+    def _parse(self, request: web.Request, body: bytes) -> Incoming | web.StreamResponse | None:
+        """A callback checked and read: the URL check answered, a received message taken."""
         from aiohttp import web
 
-        try:
-            payload = read_callback(
-                await request.read(), request.headers, self._verification, self._encrypt_key
-            )
-        except Refused as refused:
-            return self._refuse(request, refused.status, str(refused))
+        payload = read_callback(body, request.headers, self._verification, self._encrypt_key)
         if payload.get("type") == "url_verification":
             return web.json_response({"challenge": payload.get("challenge")})
         header = payload["header"]
-        event_id, data = str(header.get("event_id") or ""), payload.get("event")
-        wanted = header.get("event_type") == "im.message.receive_v1" and isinstance(data, dict)
-        event = event_from_message(data) if wanted and isinstance(data, dict) else None
+        data = payload.get("event")
+        if header.get("event_type") != "im.message.receive_v1" or not isinstance(data, dict):
+            return None  # other events: nothing for the agent
+        event = event_from_message(data)
         if event is None:
-            return web.json_response({})  # other events: nothing for the agent
-        delivery = self._on_the_way.get(event_id)
-        if delivery is None:
-            if not self._seen.begin(event_id):
-                return web.json_response({})  # a re-send of an event stored before
-            delivery = self._on_the_way[event_id] = self._deliver(event)
-            self._replies.spawn(self._answer(event, event_id, delivery))
-        wait = float(self._settings["ack_wait_seconds"])
-        try:
-            await asyncio.wait_for(delivery.stored(), wait)
-        except TimeoutError:
-            return self._refuse(request, 503, f"not stored within {wait:g}s; Feishu sends it again")
-        except DeliveryRefused as error:
-            return self._refuse(request, 503, str(error))
-        return web.json_response({})
+            return None
+        return Incoming(event, str(header.get("event_id") or ""), self._replier(event))
 
-    async def _answer(self, event: PlatformEvent, event_id: str, delivery: Delivery) -> None:
-        try:
-            await delivery.stored()
-        except DeliveryRefused:
-            self._on_the_way.pop(event_id, None)
-            self._seen.dropped(event_id)
-            return  # answered 503: Feishu sends it again
-        self._on_the_way.pop(event_id, None)
-        self._seen.taken(event_id)
-        try:
-            text = answer_text(await delivery.reply())
-        except DeliveryRefused as error:
-            log.error("feishu: no answer for %s: %s", event.chat_id, error)
-            return
-        if event.message_id is None:
-            return
-        path = f"/open-apis/im/v1/messages/{urllib.parse.quote(str(event.message_id), safe='')}"
-        try:
+    def _replier(self, event: PlatformEvent) -> Callable[[str], Awaitable[None]]:
+        """How the answer to ``event`` goes out: replies to its message."""
+
+        async def reply(text: str) -> None:
+            if event.message_id is None:
+                return
+            message = urllib.parse.quote(str(event.message_id), safe="")
             for piece in split_text(text, MESSAGE_CHARS):
                 await self._api.post(
-                    f"{path}/reply",
+                    f"/open-apis/im/v1/messages/{message}/reply",
                     {
                         "msg_type": "text",
                         "content": _content(piece),
                         "reply_in_thread": event.thread_id is not None,
                     },
                 )
-        except Exception as error:
-            log.error("feishu: replying in %s failed: %s", event.chat_id, one_line(error))
 
-    def _refuse(self, request: web.Request, status: int, reason: str) -> web.StreamResponse:
-        from aiohttp import web
-
-        log.warning(
-            "feishu refused a request from %s (HTTP %d): %s", request.remote or "?", status, reason
-        )
-        return web.json_response({"error": reason}, status=status)
+        return reply
 
 
 def _content(text: str) -> str:
     """A text message's ``content``: the JSON string ``{"text": …}``."""
     return json.dumps({"text": text}, ensure_ascii=False)
-
-
-def _not_started(event: PlatformEvent) -> Delivery:
-    raise DeliveryRefused("the feishu platform is not started", stopping=True)

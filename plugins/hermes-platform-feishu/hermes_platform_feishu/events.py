@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hermes_hookspecs import Attachment, ChatType, PlatformEvent
+from hermes_hookspecs.adapter_kit import WebhookRefused
 
 PLACEHOLDER = re.compile(r"@_user_\d+")
 LEADING_MENTIONS = re.compile(r"^\s*(?:@_user_\d+\s*)+")
@@ -85,14 +86,6 @@ def event_from_message(event: Mapping[str, Any]) -> PlatformEvent | None:
     )
 
 
-class Refused(Exception):
-    """A callback that is not taken: its HTTP ``status`` and one line saying why."""
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-
-
 def read_callback(
     body: bytes, headers: Mapping[str, str], token: str, encrypt_key: str | None
 ) -> dict[str, Any]:
@@ -104,20 +97,20 @@ def read_callback(
         if isinstance(payload, dict) and "encrypt" in payload and encrypt_key:
             payload = json.loads(decrypt(str(payload["encrypt"]), encrypt_key))
     except (ValueError, TypeError):
-        raise Refused(400, "a body that is not JSON (or does not decrypt)") from None
+        raise WebhookRefused(400, "a body that is not JSON (or does not decrypt)") from None
     if not isinstance(payload, dict):
-        raise Refused(400, "the body must be a JSON object")
+        raise WebhookRefused(400, "the body must be a JSON object")
     verifying = payload.get("type") == "url_verification"
     header = payload.get("header")
     header = header if isinstance(header, dict) else {}
     carried = payload.get("token") if verifying else header.get("token")
     if not isinstance(carried, str) or not hmac.compare_digest(carried, token):
-        raise Refused(401, "missing or wrong verification token")
+        raise WebhookRefused(401, "missing or wrong verification token")
     if verifying:
         return payload
     if encrypt_key:
         stamp = headers.get("X-Lark-Request-Timestamp", "")
         expected = signature(stamp, headers.get("X-Lark-Request-Nonce", ""), encrypt_key, body)
         if not hmac.compare_digest(headers.get("X-Lark-Signature", ""), expected):
-            raise Refused(401, "missing or wrong X-Lark-Signature")
+            raise WebhookRefused(401, "missing or wrong X-Lark-Signature")
     return {**payload, "header": header}

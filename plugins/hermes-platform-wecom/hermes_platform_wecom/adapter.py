@@ -9,33 +9,23 @@ is acknowledged, not delivered again.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from hermes_hookspecs import (
-    Deliver,
-    Delivery,
-    DeliveryRefused,
-    PlatformEvent,
-    UserFacingError,
-    build_session_key,
-)
+from hermes_hookspecs import Deliver, UserFacingError, build_session_key
 from hermes_hookspecs.adapter_kit import (
-    AnswerTasks,
-    HttpServer,
+    Incoming,
     LoopBridge,
-    RecentIds,
     SettingsReader,
-    answer_text,
+    WebhookIntake,
+    WebhookRefused,
     one_line,
     split_text,
-    start_http_server,
 )
 
 from .crypto import aes_key
-from .messages import Refused, event_from_message, opened, xml_fields
+from .messages import event_from_message, opened, xml_fields
 from .work_api import WeComError, WorkApi
 
 if TYPE_CHECKING:
@@ -45,7 +35,6 @@ log = logging.getLogger("hermes.gateway.wecom")
 
 MESSAGE_BYTES = 2048
 """WeCom's limit of a text message's content, in UTF-8 bytes: longer answers are split."""
-MAX_BODY_BYTES = 1 << 20
 UNANSWERED_SECONDS = 5.5
 """A message not stored is not answered before this: WeCom retries what it got no answer for
 within five seconds, three times."""
@@ -73,12 +62,10 @@ class WeComAdapter:
         self._settings: dict[str, Any] = dict(DEFAULTS)
         self._corp_id, self._token, self._key = "", "", b""
         self._api = WorkApi(str(DEFAULTS["api_base"]), "", "", "")
-        self._server: HttpServer | None = None
-        self._seen = RecentIds(4096)
-        self._on_the_way: dict[str, Delivery] = {}
-        self._replies = AnswerTasks()
+        self._intake = WebhookIntake(
+            "wecom", log, hold_refusals=UNANSWERED_SECONDS, again="sent again", acknowledgement=""
+        )
         self._bridge = LoopBridge("wecom")
-        self._deliver: Deliver = _not_started
         self.address: str | None = None
 
     def connect(self, config: Mapping[str, Any]) -> None:
@@ -99,6 +86,7 @@ class WeComAdapter:
         read.port()
         read.number("ack_wait_seconds", positive=True)
         self._settings = read.values
+        self._intake.ack_wait = float(self._settings["ack_wait_seconds"])
 
     def send(self, chat_id: str, text: str, thread_id: str | None = None) -> str | None:
         """Send ``text`` to the member ``chat_id`` (their UserID; blocking); the last msgid."""
@@ -126,8 +114,6 @@ class WeComAdapter:
 
     async def start(self, config: Mapping[str, Any], deliver: Deliver) -> None:
         """Ask for an access token (refused credentials stop here), then serve the callback."""
-        from aiohttp import web
-
         self.connect(config)
         try:
             await self._api.open()
@@ -138,25 +124,18 @@ class WeComAdapter:
                 problem = f"cannot reach the WeCom API at {self._api.base}: {one_line(error)}"
             raise UserFacingError(problem) from None
         self._bridge.bind()
-        self._deliver = deliver
-        app = web.Application(client_max_size=MAX_BODY_BYTES)
-        app.router.add_get(str(self._settings["path"]), self._verify)
-        app.router.add_post(str(self._settings["path"]), self._receive)
-        host, port = str(self._settings["host"]), int(self._settings["port"])
         try:
-            self._server = await start_http_server(app, host, port)
+            self.address = await self._intake.serve(
+                deliver, self._settings, self._receive, self._verify
+            )
         except UserFacingError:
             await self._api.close()
             raise
-        self.address = f"http://{self._server.host}:{self._server.port}{self._settings['path']}"
         log.info("wecom callbacks at %s (API %s)", self.address, self._api.base)
 
     async def stop(self) -> None:
         """Stop serving, then send the answers still going out."""
-        if self._server is not None:
-            await self._server.stop()
-            self._server = None
-        await self._replies.wait()
+        await self._intake.stop()
         self._bridge.unbind()
         await self._api.close()
 
@@ -172,69 +151,26 @@ class WeComAdapter:
                 self._key,
                 self._corp_id,
             )
-        except Refused as refused:
-            return self._refuse(request, refused.status, str(refused))
+        except WebhookRefused as refused:
+            return self._intake.refuse(request, refused.status, refused.reason)
         return web.Response(body=echo, content_type="text/plain")
 
     async def _receive(self, request: web.Request) -> web.StreamResponse:
-        from aiohttp import web
+        return await self._intake.receive(request, self._parse)
 
-        received = asyncio.get_running_loop().time()
-        try:
-            envelope = xml_fields(await request.read())
-            inner = opened(
-                request.query, envelope.get("Encrypt", ""), self._token, self._key, self._corp_id
-            )
-            event = event_from_message(xml_fields(inner), self._api.agent_id)
-        except Refused as refused:
-            return self._refuse(request, refused.status, str(refused))
-        if event is None:
-            return web.Response(text="")  # nothing for the agent
-        message_id = str(event.message_id)
-        delivery = self._on_the_way.get(message_id)
-        if delivery is None:
-            if not self._seen.begin(message_id):
-                return web.Response(text="")  # a re-send of a message stored before
-            delivery = self._on_the_way[message_id] = self._deliver(event)
-            self._replies.spawn(self._answer(event, delivery))
-        wait = float(self._settings["ack_wait_seconds"])
-        try:
-            await asyncio.wait_for(delivery.stored(), wait)
-        except (TimeoutError, DeliveryRefused) as error:
-            left = received + UNANSWERED_SECONDS - asyncio.get_running_loop().time()
-            await asyncio.sleep(max(0.0, left))
-            return self._refuse(request, 503, f"{error or 'not stored in time'}; sent again")
-        return web.Response(text="")
-
-    async def _answer(self, event: PlatformEvent, delivery: Delivery) -> None:
-        message_id = str(event.message_id)
-        try:
-            await delivery.stored()
-        except DeliveryRefused:
-            self._on_the_way.pop(message_id, None)
-            self._seen.dropped(message_id)
-            return  # answered 503: WeCom sends it again
-        self._on_the_way.pop(message_id, None)
-        self._seen.taken(message_id)
-        try:
-            text = answer_text(await delivery.reply())
-        except DeliveryRefused as error:
-            log.error("wecom: no answer for %s: %s", event.chat_id, error)
-            return
-        try:
-            for piece in split_text(text, MESSAGE_BYTES, in_bytes=True):
-                await self._api.send_text(event.chat_id, piece)
-        except Exception as error:
-            log.error("wecom: answering %s failed: %s", event.chat_id, one_line(error))
-
-    def _refuse(self, request: web.Request, status: int, reason: str) -> web.StreamResponse:
-        from aiohttp import web
-
-        log.warning(
-            "wecom refused a request from %s (HTTP %d): %s", request.remote or "?", status, reason
+    def _parse(self, request: web.Request, body: bytes) -> Incoming | None:
+        """A message callback opened (signature, decryption, CorpID) and read."""
+        envelope = xml_fields(body)
+        inner = opened(
+            request.query, envelope.get("Encrypt", ""), self._token, self._key, self._corp_id
         )
-        return web.Response(text=reason, status=status)
+        event = event_from_message(xml_fields(inner), self._api.agent_id)
+        if event is None:
+            return None  # nothing for the agent
+        member = event.chat_id
 
+        async def answer(text: str) -> None:
+            for piece in split_text(text, MESSAGE_BYTES, in_bytes=True):
+                await self._api.send_text(member, piece)
 
-def _not_started(event: PlatformEvent) -> Delivery:
-    raise DeliveryRefused("the wecom platform is not started", stopping=True)
+        return Incoming(event, str(event.message_id), answer)

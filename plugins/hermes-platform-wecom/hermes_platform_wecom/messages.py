@@ -8,31 +8,24 @@ import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping
 
 from hermes_hookspecs import Attachment, PlatformEvent
+from hermes_hookspecs.adapter_kit import WebhookRefused
 
 from .crypto import CryptoError, decrypt, signed
 
 
-class Refused(Exception):
-    """A callback that is not taken: its HTTP ``status`` and one line saying why."""
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-
-
 def xml_fields(body: bytes) -> dict[str, str]:
-    """The child elements of an ``<xml>`` document by name (their text); :class:`Refused` for
+    """The child elements of an ``<xml>`` document by name (their text); :class:`WebhookRefused` for
     what is not one. A document type (and so any entity) is refused before parsing: it can
     only stand before the root element."""
     start = body.find(b"<xml")
     if start < 0 or b"<!" in body[:start]:
-        raise Refused(400, "a body that is not an <xml> message without a document type")
+        raise WebhookRefused(400, "a body that is not an <xml> message without a document type")
     try:
         root = ElementTree.fromstring(body)
     except ElementTree.ParseError:
-        raise Refused(400, "a body that is not XML") from None
+        raise WebhookRefused(400, "a body that is not XML") from None
     if root.tag != "xml":
-        raise Refused(400, "a body that is not an <xml> message")
+        raise WebhookRefused(400, "a body that is not an <xml> message")
     return {child.tag: child.text or "" for child in root}
 
 
@@ -43,13 +36,13 @@ def opened(query: Mapping[str, str], encrypted: str, token: str, key: bytes, cor
     if not encrypted or not signed(
         query.get("msg_signature", ""), token, timestamp, nonce, encrypted
     ):
-        raise Refused(401, "missing or wrong msg_signature")
+        raise WebhookRefused(401, "missing or wrong msg_signature")
     try:
         message, receiver = decrypt(encrypted, key)
     except CryptoError as error:
-        raise Refused(400, f"a message that does not decrypt ({error})") from None
+        raise WebhookRefused(400, f"a message that does not decrypt ({error})") from None
     if receiver != corp_id:
-        raise Refused(401, "a message for another CorpID")
+        raise WebhookRefused(401, "a message for another CorpID")
     return message
 
 

@@ -13,27 +13,17 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from hermes_hookspecs import (
-    Deliver,
-    Delivery,
-    DeliveryRefused,
-    PlatformEvent,
-    UserFacingError,
-    build_session_key,
-)
+from hermes_hookspecs import Deliver, UserFacingError, build_session_key
 from hermes_hookspecs.adapter_kit import (
-    AnswerTasks,
-    HttpServer,
+    Incoming,
     LoopBridge,
-    RecentIds,
     SettingsReader,
-    answer_text,
-    one_line,
+    WebhookIntake,
+    WebhookRefused,
     split_text,
-    start_http_server,
 )
 
-from .messages import Refused, check_signature, event_from_message, read_message, text_reply
+from .messages import check_signature, event_from_message, read_message, text_reply
 from .mp_api import MpApi, WeixinError
 from .pending import Pending, seconds_left
 from .safe_mode import SafeMode
@@ -45,7 +35,6 @@ log = logging.getLogger("hermes.gateway.weixin")
 
 MESSAGE_BYTES = 2048
 """The most UTF-8 bytes of text put in one message: longer answers are split."""
-MAX_BODY_BYTES = 1 << 20
 UNANSWERED_SECONDS = 5.5
 """A message not stored is not answered before this: the platform retries what it got no
 answer for in five seconds (an error answer would only show the follower a failure notice)."""
@@ -70,12 +59,14 @@ class WeixinAdapter:
         self._token = ""
         self._safe: SafeMode | None = None
         self._api = MpApi(str(DEFAULTS["api_base"]), "", "")
-        self._server: HttpServer | None = None
-        self._seen = RecentIds(4096)
-        self._on_the_way: dict[str, Delivery] = {}
-        self._replies = AnswerTasks()
+        self._intake = WebhookIntake(
+            "weixin",
+            log,
+            hold_refusals=UNANSWERED_SECONDS,
+            again="pushed again",
+            acknowledgement="success",
+        )
         self._bridge = LoopBridge("weixin")
-        self._deliver: Deliver = _not_started
         self.address: str | None = None
 
     def connect(self, config: Mapping[str, Any]) -> None:
@@ -95,6 +86,7 @@ class WeixinAdapter:
         if wait >= 5:
             raise read.problem("reply_wait_seconds", "must be below 5 (the platform's limit)")
         self._settings = read.values
+        self._intake.ack_wait = wait
 
     def send(self, chat_id: str, text: str, thread_id: str | None = None) -> str | None:
         """Send ``text`` to the user ``chat_id`` (their OpenID) through the customer-service
@@ -122,30 +114,21 @@ class WeixinAdapter:
 
     async def start(self, config: Mapping[str, Any], deliver: Deliver) -> None:
         """Ask for an access token (refused credentials stop here), then serve the URL."""
-        from aiohttp import web
-
         self.connect(config)
         await self._api.open()
         self._bridge.bind()
-        self._deliver = deliver
-        app = web.Application(client_max_size=MAX_BODY_BYTES)
-        app.router.add_get(str(self._settings["path"]), self._verify)
-        app.router.add_post(str(self._settings["path"]), self._receive)
-        host, port = str(self._settings["host"]), int(self._settings["port"])
         try:
-            self._server = await start_http_server(app, host, port)
+            self.address = await self._intake.serve(
+                deliver, self._settings, self._receive, self._verify
+            )
         except UserFacingError:
             await self._api.close()
             raise
-        self.address = f"http://{self._server.host}:{self._server.port}{self._settings['path']}"
         log.info("weixin server URL at %s (API %s)", self.address, self._api.base)
 
     async def stop(self) -> None:
         """Stop serving, then send the answers still going out."""
-        if self._server is not None:
-            await self._server.stop()
-            self._server = None
-        await self._replies.wait()
+        await self._intake.stop()
         self._bridge.unbind()
         await self._api.close()
 
@@ -155,96 +138,50 @@ class WeixinAdapter:
 
         try:
             check_signature(request.query, self._token)
-        except Refused as refused:
-            return self._refuse(request, refused.status, str(refused))
+        except WebhookRefused as refused:
+            return self._intake.refuse(request, refused.status, refused.reason)
         return web.Response(text=request.query.get("echostr", ""))
 
     async def _receive(self, request: web.Request) -> web.StreamResponse:
-        from aiohttp import web
-
         until = asyncio.get_running_loop().time() + float(self._settings["reply_wait_seconds"])
+        pendings: list[Pending] = []
+
+        def parse(request: web.Request, body: bytes) -> Incoming | None:
+            fields, encrypted = read_message(request.query, body, self._token, self._safe)
+            event = event_from_message(fields)
+            if event is None:
+                return None  # nothing for the agent
+            pending = Pending()
+            pendings.append(pending)
+            account = fields.get("ToUserName", "")
+
+            async def passive_reply() -> web.StreamResponse:
+                """The answer in the acknowledgement when it is ready in time and fits in
+                one message; else ``success``, and it follows through the API."""
+                from aiohttp import web
+
+                try:
+                    text = await asyncio.wait_for(asyncio.shield(pending.text), seconds_left(until))
+                except TimeoutError:
+                    return web.Response(text="success")
+                if len(split_text(text, MESSAGE_BYTES, in_bytes=True)) != 1:
+                    return web.Response(text="success")
+                safe = self._safe if encrypted else None
+                reply = text_reply(event.chat_id, account, text, safe, self._token)
+                pending.decide(True)
+                return web.Response(body=reply, content_type="application/xml")
+
+            async def answer(text: str) -> None:
+                pending.text.set_result(text)
+                if not text.strip() or await pending.passive:
+                    return
+                for piece in split_text(text, MESSAGE_BYTES, in_bytes=True):
+                    await self._api.send_text(event.chat_id, piece)
+
+            return Incoming(event, str(event.message_id), answer, acknowledgement=passive_reply)
+
         try:
-            fields, encrypted = read_message(
-                request.query, await request.read(), self._token, self._safe
-            )
-        except Refused as refused:
-            return self._refuse(request, refused.status, str(refused))
-        event = event_from_message(fields)
-        if event is None:
-            return web.Response(text="success")  # nothing for the agent
-        message_id = str(event.message_id)
-        delivery = self._on_the_way.get(message_id)
-        if delivery is not None or not self._seen.begin(message_id):
-            return await self._acknowledge(request, delivery, until)  # a re-send
-        delivery = self._on_the_way[message_id] = self._deliver(event)
-        pending = Pending()
-        self._replies.spawn(self._answer(event, delivery, pending))
-        try:
-            response = await self._acknowledge(request, delivery, until)
-            if response.status != 200:
-                return response
-            text = await asyncio.wait_for(asyncio.shield(pending.text), seconds_left(until))
-            if len(split_text(text, MESSAGE_BYTES, in_bytes=True)) != 1:
-                return response
-            reply = text_reply(
-                event.chat_id, fields.get("ToUserName", ""), text,
-                self._safe if encrypted else None, self._token,
-            )  # fmt: skip
-            pending.decide(True)
-            return web.Response(body=reply, content_type="application/xml")
-        except TimeoutError:
-            return web.Response(text="success")  # the answer follows by the API
+            return await self._intake.receive(request, parse)
         finally:
-            pending.decide(False)
-
-    async def _acknowledge(
-        self, request: web.Request, delivery: Delivery | None, until: float
-    ) -> web.StreamResponse:
-        """``success`` once the message is stored (at once for one stored before); else no
-        answer until the platform's five seconds are over — what makes it push again."""
-        from aiohttp import web
-
-        try:
-            if delivery is not None:
-                await asyncio.wait_for(delivery.stored(), seconds_left(until))
-        except (TimeoutError, DeliveryRefused) as error:
-            wait = float(self._settings["reply_wait_seconds"])
-            await asyncio.sleep(seconds_left(until - wait + UNANSWERED_SECONDS))
-            return self._refuse(request, 503, f"{error or 'not stored in time'}; pushed again")
-        return web.Response(text="success")
-
-    async def _answer(self, event: PlatformEvent, delivery: Delivery, pending: Pending) -> None:
-        message_id = str(event.message_id)
-        try:
-            await delivery.stored()
-        except DeliveryRefused:
-            self._on_the_way.pop(message_id, None)
-            self._seen.dropped(message_id)
-            return  # answered 503: Weixin sends it again
-        self._on_the_way.pop(message_id, None)
-        self._seen.taken(message_id)
-        try:
-            text = answer_text(await delivery.reply())
-        except DeliveryRefused as error:
-            log.error("weixin: no answer for %s: %s", event.chat_id, error)
-            text = ""
-        pending.text.set_result(text)
-        if not text.strip() or await pending.passive:
-            return
-        try:
-            for piece in split_text(text, MESSAGE_BYTES, in_bytes=True):
-                await self._api.send_text(event.chat_id, piece)
-        except Exception as error:
-            log.error("weixin: answering %s failed: %s", event.chat_id, one_line(error))
-
-    def _refuse(self, request: web.Request, status: int, reason: str) -> web.StreamResponse:
-        from aiohttp import web
-
-        log.warning(
-            "weixin refused a request from %s (HTTP %d): %s", request.remote, status, reason
-        )
-        return web.Response(text=reason, status=status)
-
-
-def _not_started(event: PlatformEvent) -> Delivery:
-    raise DeliveryRefused("the weixin platform is not started", stopping=True)
+            for pending in pendings:
+                pending.decide(False)

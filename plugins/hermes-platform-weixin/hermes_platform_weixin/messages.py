@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping
 
 from hermes_hookspecs import Attachment, PlatformEvent
+from hermes_hookspecs.adapter_kit import WebhookRefused
 
 from .safe_mode import SafeMode, SafeModeError, sha1_signature, signature_matches
 
@@ -18,35 +19,27 @@ NOT_XML_CHARACTERS = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U00
 """Characters XML 1.0 cannot carry: left out of a passive reply."""
 
 
-class Refused(Exception):
-    """A request that is not taken: its HTTP ``status`` and one line saying why."""
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason)
-        self.status = status
-
-
 def check_signature(query: Mapping[str, str], token: str) -> None:
-    """:class:`Refused` unless ``signature`` is the SHA-1 of the sorted token, ``timestamp``
+    """:class:`WebhookRefused` unless ``signature`` is the SHA-1 of the sorted token, ``timestamp``
     and ``nonce`` (every request from the platform carries it, the URL check too)."""
     stamp, nonce = query.get("timestamp", ""), query.get("nonce", "")
     if not stamp or not signature_matches(query.get("signature", ""), token, stamp, nonce):
-        raise Refused(401, "missing or wrong signature")
+        raise WebhookRefused(401, "missing or wrong signature")
 
 
 def xml_fields(body: bytes) -> dict[str, str]:
-    """The child elements of an ``<xml>`` document by name (their text); :class:`Refused` for
+    """The child elements of an ``<xml>`` document by name (their text); :class:`WebhookRefused` for
     what is not one. A document type (so any entity) can only stand before the root element
     and is refused there, before parsing."""
     start = body.find(b"<xml")
     if start < 0 or b"<!" in body[:start]:
-        raise Refused(400, "a body that is not an <xml> message without a document type")
+        raise WebhookRefused(400, "a body that is not an <xml> message without a document type")
     try:
         root = ElementTree.fromstring(body)
     except ElementTree.ParseError:
-        raise Refused(400, "a body that is not XML") from None
+        raise WebhookRefused(400, "a body that is not XML") from None
     if root.tag != "xml":
-        raise Refused(400, "a body that is not an <xml> message")
+        raise WebhookRefused(400, "a body that is not an <xml> message")
     return {child.tag: child.text or "" for child in root}
 
 
@@ -60,17 +53,17 @@ def read_message(
     if query.get("encrypt_type", "raw") != "aes":
         return fields, False
     if safe is None:
-        raise Refused(400, "an encrypted message, and no encoding_aes_key is set")
+        raise WebhookRefused(400, "an encrypted message, and no encoding_aes_key is set")
     encrypted = fields.get("Encrypt", "")
     stamp, nonce = query.get("timestamp", ""), query.get("nonce", "")
     if not encrypted or not signature_matches(
         query.get("msg_signature", ""), token, stamp, nonce, encrypted
     ):
-        raise Refused(401, "missing or wrong msg_signature")
+        raise WebhookRefused(401, "missing or wrong msg_signature")
     try:
         return xml_fields(safe.open(encrypted)), True
     except SafeModeError as error:
-        raise Refused(401 if "AppID" in str(error) else 400, str(error)) from None
+        raise WebhookRefused(401 if "AppID" in str(error) else 400, str(error)) from None
 
 
 def event_from_message(fields: Mapping[str, str]) -> PlatformEvent | None:
