@@ -222,6 +222,38 @@ class EventWorker:
             current = router.resolve(session_key, origin, model=self.settings.model).session.id
         return Intake(admission, current)
 
+    def admit_and_handle(
+        self,
+        event: PlatformEvent,
+        session_key: str,
+        bridge: DeliveryBridge,
+        cancel: threading.Event,
+    ) -> None:
+        """Record ``event`` in the inbox, then answer it (blocking): the turn of an event with
+        nothing ahead of it, both on one worker thread. Every outcome reaches ``bridge``; a
+        refusal of the store is one log line and the event is not acknowledged."""
+        try:
+            admission = self.admit(event, session_key, busy=False).admission
+        except Exception as error:
+            line = _one_line(error)
+            log.error("%s: %s", session_key, line)
+            bridge.refuse(f"the event could not be stored: {line}")
+            return
+        if admission.entry is None:
+            # A platform re-sent a message it had no acknowledgement for: recorded already.
+            log.info("%s: message %s was already received; not again", session_key,
+                     event.message_id)  # fmt: skip
+            bridge.finish(
+                GatewayReply(
+                    text="This message was already received.",
+                    session_id=admission.stored_in,
+                    command=True,
+                    duplicate=True,
+                )
+            )
+            return
+        self.handle(event, session_key, bridge, cancel, admission.entry)
+
     def pending(self, platforms: list[str]) -> list[InboxEntry]:
         """The inbox rows of ``platforms`` a previous run left (blocking), oldest first."""
         return self._context().router.table.inbox_pending(platforms)
