@@ -252,7 +252,7 @@ class EventWorker:
                 )
             )
             return
-        self.handle(event, session_key, bridge, cancel, admission.entry)
+        self.handle(event, session_key, bridge, cancel, admission.entry, admitted=True)
 
     def pending(self, platforms: list[str]) -> list[InboxEntry]:
         """The inbox rows of ``platforms`` a previous run left (blocking), oldest first."""
@@ -271,14 +271,17 @@ class EventWorker:
         bridge: DeliveryBridge,
         cancel: threading.Event,
         entry: InboxEntry | None = None,
+        *,
+        admitted: bool = False,
     ) -> None:
-        """Answer ``event`` (blocking), whose inbox row is ``entry``. Every outcome reaches
-        ``bridge``; nothing raises. The row is removed once the event is stored (its user
+        """Answer ``event`` (blocking), whose inbox row is ``entry``; ``admitted``: the row was
+        added on this thread just now (its message id is known not to be stored). Every
+        outcome reaches ``bridge``; nothing raises. The row is removed once the event is stored (its user
         turn committed, its command done); a failure before that leaves it for the next
         start when the event was acknowledged already, else removes it (the platform sends
         it again)."""
         try:
-            self._handle(event, session_key, bridge, cancel, entry)
+            self._handle(event, session_key, bridge, cancel, entry, admitted)
         except Exception as error:  # the one place an unexpected failure is turned into a line
             line = _one_line(error)
             log.error("%s: %s", session_key, line)
@@ -302,6 +305,7 @@ class EventWorker:
         bridge: DeliveryBridge,
         cancel: threading.Event,
         entry: InboxEntry | None,
+        admitted: bool,
     ) -> None:
         context = self._context()
         origin = self.rules.origin(event)
@@ -312,7 +316,7 @@ class EventWorker:
             if entry is not None:
                 self._remove_quietly(entry)
 
-        if message_id is not None:
+        if message_id is not None and not admitted:
             seen = context.router.table.delivered(session_key, message_id)
             if seen is not None:
                 # A platform re-sent a message it had no acknowledgement for, or a restart
