@@ -3,14 +3,18 @@
 The provider's blocking stream runs in a worker thread that hands events over a queue, so a
 cancel (or Ctrl-C on the turn's own thread) takes effect at once, even while the endpoint is
 silent; the worker closes the stream at its next event and is left to finish on its own.
+Worker threads are kept for the next call once their stream is over (:class:`_Pumps`): a
+gateway makes a call per turn, and starting a thread for each was a measurable part of a
+turn's CPU time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from hermes_hookspecs import (
@@ -75,6 +79,52 @@ def _pump(
     handoff.put(_End())
 
 
+PUMP_IDLE_SECONDS = 60.0
+"""How long a stream's worker thread waits for the next call before it ends."""
+
+
+class _Pumps:
+    """Daemon threads that run streams (:func:`_pump`), each kept idle for
+    :data:`PUMP_IDLE_SECONDS` after its stream is over: a thread still busy with an abandoned
+    stream is never waited for, a new one starts instead."""
+
+    def __init__(self) -> None:
+        self._idle: list[queue.SimpleQueue[Callable[[], None]]] = []
+        self._lock = threading.Lock()
+
+    def run(self, job: Callable[[], None]) -> None:
+        """Run ``job`` on an idle thread, or on a new one."""
+        with self._lock:
+            inbox = self._idle.pop() if self._idle else None
+        if inbox is None:
+            inbox = queue.SimpleQueue()
+            thread = threading.Thread(
+                target=self._serve, args=(inbox,), name="hermes-model-stream", daemon=True
+            )
+            inbox.put(job)
+            thread.start()
+            return
+        inbox.put(job)
+
+    def _serve(self, inbox: queue.SimpleQueue[Callable[[], None]]) -> None:
+        while True:
+            try:
+                job = inbox.get(timeout=PUMP_IDLE_SECONDS)
+            except queue.Empty:
+                with self._lock:
+                    if inbox in self._idle:
+                        self._idle.remove(inbox)
+                        return
+                continue  # taken meanwhile: its job is on the way
+            job()
+            del job  # the finished stream is not kept alive while the thread waits
+            with self._lock:
+                self._idle.append(inbox)
+
+
+_PUMPS = _Pumps()
+
+
 def call_model(
     provider: ModelProvider,
     request: ModelRequest,
@@ -95,10 +145,7 @@ def call_model(
     except Exception as error:
         outcome.error = _provider_bug(provider, error)
         return outcome
-    worker = threading.Thread(
-        target=_pump, args=(events, handoff, stop), name="hermes-model-stream", daemon=True
-    )
-    worker.start()
+    _PUMPS.run(functools.partial(_pump, events, handoff, stop))
     try:
         while True:
             if cancel is not None and cancel.is_set():

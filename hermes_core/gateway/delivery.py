@@ -1,14 +1,15 @@
 """The gateway's :class:`~hermes_hookspecs.Delivery`: the bridge between an adapter waiting on
 the event loop and the worker thread that answers the event.
 
-The worker thread reports through :class:`DeliveryBridge` (thread-safe: every call hops onto
-the loop with ``call_soon_threadsafe``); the adapter awaits :class:`EventDelivery`.
+The worker thread reports through :class:`DeliveryBridge` (thread-safe: its reports hop onto
+the loop with ``call_soon_threadsafe``, in order, several at a time when they come together); the adapter awaits :class:`EventDelivery`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from hermes_hookspecs import DeliveryRefused, GatewayReply
@@ -93,29 +94,48 @@ class EventDelivery:
 
 
 class DeliveryBridge:
-    """What the worker thread answering an event reports to its :class:`EventDelivery`."""
+    """What the worker thread answering an event reports to its :class:`EventDelivery`.
+
+    The reports reach the loop in order, in batches: a report made while the previous batch
+    still waits for the loop joins it, so an answer that comes at once (the user turn stored,
+    its text, the end) wakes the loop once or twice rather than once per report."""
 
     def __init__(self, delivery: EventDelivery) -> None:
         self._delivery = delivery
         self._loop = delivery._loop
         self.was_stored = delivery.is_stored
+        self._waiting: list[tuple[Callable[..., None], tuple[Any, ...]]] = []
+        self._lock = threading.Lock()
+
+    def _report(self, call: Callable[..., None], *args: Any) -> None:
+        with self._lock:
+            self._waiting.append((call, args))
+            if len(self._waiting) > 1:
+                return  # the batch is on its way to the loop
+        self._loop.call_soon_threadsafe(self._deliver_batch)
+
+    def _deliver_batch(self) -> None:
+        with self._lock:
+            batch, self._waiting = self._waiting, []
+        for call, args in batch:
+            call(*args)
 
     def stored(self, session_id: str | None) -> None:
         """The event is stored (its user turn committed): the adapter may acknowledge it."""
         if not self.was_stored:
             self.was_stored = True
-            self._loop.call_soon_threadsafe(self._delivery._set_stored, session_id)
+            self._report(self._delivery._set_stored, session_id)
 
     def text(self, delta: str) -> None:
-        self._loop.call_soon_threadsafe(self._delivery._push, delta)
+        self._report(self._delivery._push, delta)
 
     def finish(self, reply: GatewayReply) -> None:
         self.was_stored = True
-        self._loop.call_soon_threadsafe(self._delivery._finish, reply)
+        self._report(self._delivery._finish, reply)
 
     def refuse(self, reason: str) -> None:
         """The event could not be stored; nothing may be acknowledged."""
-        self._loop.call_soon_threadsafe(self._delivery._refuse, reason)
+        self._report(self._delivery._refuse, reason)
 
 
 def _consume_exception(future: asyncio.Future[Any]) -> None:

@@ -1,10 +1,12 @@
 """``hermes gateway run``: the asyncio side of the gateway.
 
-Adapters deliver events here. Each event is first recorded in the gateway inbox, on an intake
-thread of its own and outside its chat's turn lock, so recording (and the adapter's
-acknowledgement to its platform) never waits for a model answering another message. A chat
-with a turn ahead is told "stored" then; an idle chat once its user turn is committed, which
-follows at once (it carries the session id).
+Adapters deliver events here. Each event is first recorded in the gateway inbox. An event with
+a turn ahead of it (of its chat, or every worker thread taken) is recorded on an intake thread
+of its own, outside its chat's turn lock, so recording (and the adapter's acknowledgement to
+its platform) never waits for a model answering another message, and is told "stored" then.
+An event with nothing ahead is recorded on its turn's worker thread right before its turn (one
+thread hop for both), and told "stored" once its user turn is committed, which follows at once
+(it carries the session id).
 
 Events of one chat (one session key) are answered strictly in the order they arrived;
 different chats are answered concurrently, each turn on a worker thread (the turn engine is
@@ -179,6 +181,12 @@ class Gateway:
         busy: bool,
         place: _Place,
     ) -> None:
+        if not busy:
+            # Nothing ahead: recorded in the inbox on the turn's own worker thread, right
+            # before its turn (one thread hop for both; acknowledged once the user turn is
+            # committed, as before).
+            await self._answer(key, chat, event, delivery, None, place)
+            return
         loop = asyncio.get_running_loop()
         admit = functools.partial(self.worker.admit, event, key, busy=busy)
         try:
@@ -213,9 +221,11 @@ class Gateway:
         chat: _Chat,
         event: PlatformEvent,
         delivery: EventDelivery,
-        entry: InboxEntry,
+        entry: InboxEntry | None,
         place: _Place,
     ) -> None:
+        """The event's turn, once the one ahead of it holds the chat's lock; ``entry`` None:
+        the event is recorded in the inbox first, on the turn's thread."""
         try:
             await place.wait_for_the_one_ahead()
             async with chat.lock:
@@ -224,9 +234,16 @@ class Gateway:
                 chat.cancel = cancel
                 self._turning += 1
                 try:
-                    await asyncio.to_thread(
-                        self.worker.handle, event, key, DeliveryBridge(delivery), cancel, entry
-                    )
+                    bridge = DeliveryBridge(delivery)
+                    if entry is None:
+                        turn = functools.partial(
+                            self.worker.admit_and_handle, event, key, bridge, cancel
+                        )
+                    else:
+                        turn = functools.partial(
+                            self.worker.handle, event, key, bridge, cancel, entry
+                        )
+                    await asyncio.to_thread(turn)
                 finally:
                     self._turning -= 1
                     chat.cancel = None

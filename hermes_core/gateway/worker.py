@@ -222,6 +222,38 @@ class EventWorker:
             current = router.resolve(session_key, origin, model=self.settings.model).session.id
         return Intake(admission, current)
 
+    def admit_and_handle(
+        self,
+        event: PlatformEvent,
+        session_key: str,
+        bridge: DeliveryBridge,
+        cancel: threading.Event,
+    ) -> None:
+        """Record ``event`` in the inbox, then answer it (blocking): the turn of an event with
+        nothing ahead of it, both on one worker thread. Every outcome reaches ``bridge``; a
+        refusal of the store is one log line and the event is not acknowledged."""
+        try:
+            admission = self.admit(event, session_key, busy=False).admission
+        except Exception as error:
+            line = _one_line(error)
+            log.error("%s: %s", session_key, line)
+            bridge.refuse(f"the event could not be stored: {line}")
+            return
+        if admission.entry is None:
+            # A platform re-sent a message it had no acknowledgement for: recorded already.
+            log.info("%s: message %s was already received; not again", session_key,
+                     event.message_id)  # fmt: skip
+            bridge.finish(
+                GatewayReply(
+                    text="This message was already received.",
+                    session_id=admission.stored_in,
+                    command=True,
+                    duplicate=True,
+                )
+            )
+            return
+        self.handle(event, session_key, bridge, cancel, admission.entry, admitted=True)
+
     def pending(self, platforms: list[str]) -> list[InboxEntry]:
         """The inbox rows of ``platforms`` a previous run left (blocking), oldest first."""
         return self._context().router.table.inbox_pending(platforms)
@@ -239,14 +271,17 @@ class EventWorker:
         bridge: DeliveryBridge,
         cancel: threading.Event,
         entry: InboxEntry | None = None,
+        *,
+        admitted: bool = False,
     ) -> None:
-        """Answer ``event`` (blocking), whose inbox row is ``entry``. Every outcome reaches
-        ``bridge``; nothing raises. The row is removed once the event is stored (its user
+        """Answer ``event`` (blocking), whose inbox row is ``entry``; ``admitted``: the row was
+        added on this thread just now (its message id is known not to be stored). Every
+        outcome reaches ``bridge``; nothing raises. The row is removed once the event is stored (its user
         turn committed, its command done); a failure before that leaves it for the next
         start when the event was acknowledged already, else removes it (the platform sends
         it again)."""
         try:
-            self._handle(event, session_key, bridge, cancel, entry)
+            self._handle(event, session_key, bridge, cancel, entry, admitted)
         except Exception as error:  # the one place an unexpected failure is turned into a line
             line = _one_line(error)
             log.error("%s: %s", session_key, line)
@@ -270,6 +305,7 @@ class EventWorker:
         bridge: DeliveryBridge,
         cancel: threading.Event,
         entry: InboxEntry | None,
+        admitted: bool,
     ) -> None:
         context = self._context()
         origin = self.rules.origin(event)
@@ -280,7 +316,7 @@ class EventWorker:
             if entry is not None:
                 self._remove_quietly(entry)
 
-        if message_id is not None:
+        if message_id is not None and not admitted:
             seen = context.router.table.delivered(session_key, message_id)
             if seen is not None:
                 # A platform re-sent a message it had no acknowledgement for, or a restart

@@ -8,6 +8,7 @@ fragment carrying a new id for an index that holds a call with another id starts
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,25 +29,32 @@ class ToolCallAssembler:
         self._calls: list[_Partial] = []
         self._by_index: dict[int, _Partial] = {}
 
-    def add(self, fragment: Any) -> None:
-        """One ``delta.tool_calls[i]`` fragment (an SDK object with ``index``, ``id``,
-        ``function.name`` and ``function.arguments``, any of which may be missing)."""
-        index = fragment.index if isinstance(fragment.index, int) else -1
+    def add(self, fragment: Mapping[str, Any]) -> None:
+        """One ``delta.tool_calls[i]`` fragment as the stream carries it (a JSON object with
+        ``index``, ``id``, ``function.name`` and ``function.arguments``, any of which may be
+        missing); ValueError when it is not an object."""
+        if not isinstance(fragment, Mapping):
+            raise ValueError("a tool call fragment is not an object")
+        index = fragment.get("index")
+        index = index if isinstance(index, int) else -1
+        call_id = _text(fragment.get("id"))
         partial = self._by_index.get(index)
-        fresh_id = fragment.id and partial is not None and partial.id not in (None, fragment.id)
+        fresh_id = call_id and partial is not None and partial.id not in (None, call_id)
         if partial is None or fresh_id:
             partial = _Partial()
             self._calls.append(partial)
             self._by_index[index] = partial
-        if fragment.id:
-            partial.id = fragment.id
-        function = fragment.function
-        if function is not None:
-            if function.name and not partial.name:
+        if call_id:
+            partial.id = call_id
+        function = fragment.get("function")
+        if isinstance(function, Mapping):
+            name = _text(function.get("name"))
+            if name and not partial.name:
                 # Sent with the first fragment; a few endpoints repeat it in every one.
-                partial.name = function.name
-            if function.arguments:
-                partial.arguments.append(function.arguments)
+                partial.name = name
+            arguments = _text(function.get("arguments"))
+            if arguments:
+                partial.arguments.append(arguments)
 
     def __bool__(self) -> bool:
         return bool(self._calls)
@@ -65,3 +73,8 @@ class ToolCallAssembler:
         self._calls.clear()
         self._by_index.clear()
         return calls
+
+
+def _text(value: Any) -> str | None:
+    """A string field of a fragment (anything else counts as missing)."""
+    return value if isinstance(value, str) else None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import (
@@ -98,21 +98,29 @@ class OpenAIProvider:
             with chunks:
                 for chunk in chunks:
                     started = True
-                    if chunk.usage is not None:
+                    if not isinstance(chunk, Mapping):
+                        raise ValueError("a streamed chunk is not a JSON object")
+                    counts = chunk.get("usage")
+                    if isinstance(counts, Mapping):
                         usage = TokenUsage(
-                            chunk.usage.prompt_tokens or 0, chunk.usage.completion_tokens or 0
+                            _count(counts.get("prompt_tokens")),
+                            _count(counts.get("completion_tokens")),
                         )
-                    for choice in chunk.choices or ():
-                        delta = choice.delta
-                        if delta is None:
+                    choices = chunk.get("choices") or ()
+                    if not isinstance(choices, list | tuple):
+                        raise ValueError("a streamed chunk's choices are not a list")
+                    for choice in choices:
+                        delta = choice.get("delta") if isinstance(choice, Mapping) else None
+                        if not isinstance(delta, Mapping):
                             continue
                         reasoning = _reasoning_of(delta)
                         if reasoning:
                             yield ReasoningDelta(reasoning)
-                        if delta.content:
-                            answer_chars += len(delta.content)
-                            yield TextDelta(delta.content)
-                        for fragment in delta.tool_calls or ():
+                        content = delta.get("content")
+                        if isinstance(content, str) and content:
+                            answer_chars += len(content)
+                            yield TextDelta(content)
+                        for fragment in delta.get("tool_calls") or ():
                             calls.add(fragment)
         except Exception as error:
             raise model_error(error, settings, mid_answer=started) from None
@@ -134,16 +142,18 @@ def _create_stream(client: openai.OpenAI, parameters: dict[str, Any]) -> Any:
     way to send a body as it is): ``chat.completions.create`` would first walk every message of
     the history through the SDK's type-driven transform — the costliest step of a gateway turn
     (most of its CPU time with a long history), and a no-op for the plain JSON objects
-    :func:`.messages.chat_messages` builds. Chunks, retries, timeouts and errors are the SDK's
-    as with ``create``."""
-    from openai.types.chat import ChatCompletion, ChatCompletionChunk
+    :func:`.messages.chat_messages` builds. Each chunk comes as the JSON object the endpoint
+    sent (``cast_to=object``), read with ``.get`` by :meth:`OpenAIProvider.stream`: building
+    the SDK's typed chunk objects cost more CPU than the rest of reading the stream. Retries,
+    timeouts and errors are the SDK's as with ``create``."""
+    from openai.types.chat import ChatCompletion
 
     return client.post(
         "/chat/completions",
         body=parameters,
         cast_to=ChatCompletion,
         stream=True,
-        stream_cls=_reusing_stream_class()[ChatCompletionChunk],
+        stream_cls=_reusing_stream_class()[object],
     )
 
 
@@ -172,12 +182,17 @@ def _reusing_stream_class() -> Any:
     return ReusingStream
 
 
-def _reasoning_of(delta: Any) -> str | None:
+def _reasoning_of(delta: Mapping[str, Any]) -> str | None:
     for name in ("reasoning_content", "reasoning"):
-        value = getattr(delta, name, None)
+        value = delta.get(name)
         if isinstance(value, str) and value:
             return value
     return None
+
+
+def _count(value: Any) -> int:
+    """A token count of the usage object (0 when missing or not a whole number)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _estimate(chars: int) -> int:

@@ -1,21 +1,19 @@
-"""Tool-call fragments as the SDK parses them from a stream, joined into whole calls."""
+"""Tool-call fragments as a stream carries them (JSON objects), joined into whole calls."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from hermes_hookspecs import ToolCall
 from hermes_model_openai.assembling import ToolCallAssembler
-from openai.types.chat.chat_completion_chunk import (
-    ChoiceDeltaToolCall,
-    ChoiceDeltaToolCallFunction,
-)
 
 
 def fragment(index: int, call_id: str | None = None, name: str | None = None,
-             arguments: str | None = None) -> ChoiceDeltaToolCall:  # fmt: skip
-    return ChoiceDeltaToolCall(
-        index=index, id=call_id, type="function" if call_id else None,
-        function=ChoiceDeltaToolCallFunction(name=name, arguments=arguments),
-    )  # fmt: skip
+             arguments: str | None = None) -> dict[str, Any]:  # fmt: skip
+    return {
+        "index": index, "id": call_id, "type": "function" if call_id else None,
+        "function": {"name": name, "arguments": arguments},
+    }  # fmt: skip
 
 
 def test_interleaved_fragments_are_joined_by_index() -> None:
