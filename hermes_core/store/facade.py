@@ -11,7 +11,8 @@ both stores take (see :mod:`.statements`), as :class:`~.routed_sessions.RoutingR
 :class:`~.handoffs.HandoffRows` do for their facets.
 
 A backend gives what differs: its connection (``_sql``) and transactions, its message
-inserts and deletions (session rows and titles are written once, in :mod:`.session_writes`),
+inserts and the search entries it keeps apart from the rows (session rows and titles are
+written once, in :mod:`.session_writes`; deletions in :mod:`.deletion`),
 its selection dialect, its full-text upkeep (``update_message_content``),
 previews and statistics, and how the title worker gets a connection of its own. The built-in
 SQLite store (:class:`~hermes_core.store.SessionStore`) and the PostgreSQL plugin's store are
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 from hermes_hookspecs import Message, ParentKind, Session, StoreEvents
 
-from . import lineage_queries, session_writes, state_meta
+from . import deletion, lineage_queries, session_writes, state_meta
 from .errors import SessionNotFound
 from .lookup import resolve_reference
 from .rows import (
@@ -128,13 +129,18 @@ class StoreFacade(ABC):
         session_writes.write_lineage_title(self._sql, session_id, parent_title)
 
     @abstractmethod
+    def _unindex_messages(self, where: str, params: Sequence[object]) -> None:
+        """Inside a transaction, before the messages matching ``where`` are deleted: drop
+        their search entries, where the backend keeps them apart from the rows."""
+
     def _with_delegates(self, session_ids: Sequence[str]) -> list[str]:
         """``session_ids`` followed by their delegate sessions at any depth."""
+        return deletion.with_delegates(self._sql, session_ids)
 
-    @abstractmethod
     def _delete_rows(self, session_ids: Sequence[str]) -> int:
-        """Inside a transaction: delete sessions with their messages (and whatever indexes
-        them); children not deleted lose their parent link. How many sessions went."""
+        """Inside a transaction: delete sessions with their messages and search entries;
+        children not deleted lose their parent link. How many sessions went."""
+        return deletion.delete_sessions(self._sql, session_ids, self._unindex_messages)
 
     @abstractmethod
     def _insert_messages(

@@ -9,7 +9,8 @@ a handoff and a waiter that gives up never cancels one already claimed. A ``comp
 retried).
 
 This module holds the :class:`Handoff` record, the row encoding, :class:`HandoffRows` — every
-transition, written once over a backend's few ``state_meta`` primitives — and the SQLite facet
+transition and its ``state_meta`` rows, written once over a backend's connection and
+compare-and-set transaction — and the SQLite facet
 over it (:attr:`SessionStore.handoffs <hermes_core.store.SessionStore.handoffs>`, the
 protocol's :class:`~hermes_core.store.protocol.HandoffTable`); the PostgreSQL one lives in the
 ``hermes-store-postgres`` plugin, over the same class and rows.
@@ -26,6 +27,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .connection import write_transaction
+from .state_meta import delete_state, read_state, write_state
+from .statements import Sql, SqliteSql
 
 HandoffState = Literal["pending", "running", "completed", "failed"]
 HANDOFF_PREFIX = "gateway.handoff:"
@@ -47,30 +50,40 @@ class Handoff:
 
 
 class HandoffRows(ABC):
-    """The handoff facet's operations (``HandoffTable``) over a backend's ``state_meta``
-    primitives. A backend says how to read, write and delete one key, how to list the keys of
-    a prefix, and what one compare-and-set transaction is (:meth:`_exclusive`): inside it, every
-    read sees what other connections committed and no other writer of handoffs gets in."""
+    """The handoff facet's operations (``HandoffTable``) over a backend's connection: the
+    ``state_meta`` rows are read and written in the SQL both stores take (``_sql``). A backend
+    says what one compare-and-set transaction is (:meth:`_exclusive`): inside it, every read
+    sees what other connections committed and no other writer of handoffs gets in."""
+
+    _sql: Sql
+    """The store's connection (statements both stores take)."""
 
     @abstractmethod
     def _exclusive(self) -> AbstractContextManager[object]:
         """One transaction no other handoff writer interleaves with; commits at the end."""
 
-    @abstractmethod
     def _value(self, key: str) -> str | None:
         """The value of ``key``, if set."""
+        return read_state(self._sql, [key]).get(key)
 
-    @abstractmethod
     def _values(self, prefix: str) -> dict[str, str]:
-        """Every key starting with ``prefix`` and its value."""
+        """Every key starting with ``prefix`` and its value: a key range (in byte order),
+        which the key's index serves."""
+        after_prefix = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        column = f"key{self._sql.binary_order}"
+        rows = self._sql.execute(
+            f"SELECT key, value FROM state_meta WHERE {column} >= ? AND {column} < ?",
+            (prefix, after_prefix),
+        ).fetchall()
+        return {str(key): str(value) for key, value in rows}
 
-    @abstractmethod
     def _put(self, key: str, value: str) -> None:
         """Set ``key`` (insert or replace)."""
+        write_state(self._sql, {key: value})
 
-    @abstractmethod
     def _drop(self, key: str) -> None:
         """Delete ``key``."""
+        delete_state(self._sql, [key])
 
     def _idle_poll_may_skip(self) -> bool:
         """Whether a plain read outside a transaction shows what is committed now (so an idle
@@ -181,31 +194,13 @@ class HandoffRegistry(HandoffRows):
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._db = connection
+        self._sql = SqliteSql(connection)
 
     def _exclusive(self) -> AbstractContextManager[object]:
         return write_transaction(self._db)
 
     def _idle_poll_may_skip(self) -> bool:
         return not self._db.in_transaction  # an open read transaction would show an old state
-
-    def _value(self, key: str) -> str | None:
-        row = self._db.execute("SELECT value FROM state_meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def _values(self, prefix: str) -> dict[str, str]:
-        after_prefix = prefix[:-1] + chr(ord(prefix[-1]) + 1)  # a key range: the index serves it
-        rows = self._db.execute(
-            "SELECT key, value FROM state_meta WHERE key >= ? AND key < ?", (prefix, after_prefix)
-        )
-        return {str(key): str(value) for key, value in rows}
-
-    def _put(self, key: str, value: str) -> None:
-        self._db.execute(
-            "INSERT OR REPLACE INTO state_meta(key, value) VALUES (?, ?)", (key, value)
-        )
-
-    def _drop(self, key: str) -> None:
-        self._db.execute("DELETE FROM state_meta WHERE key = ?", (key,))
 
 
 def failure_reason(reason: str) -> str:

@@ -57,12 +57,6 @@ class SqliteImportBookkeeping(ImportRows):
             (len(messages), inserted.tool_calls, inserted.last_timestamp, session_id),
         )
 
-    def _with_delegates(self, session_ids: Sequence[str]) -> list[str]:
-        return rowwrites.with_delegates(self._connection, session_ids)
-
-    def _delete_sessions(self, session_ids: Sequence[str]) -> int:
-        return rowwrites.delete_sessions(self._connection, session_ids)
-
     def _unindex_messages(self, where: str, params: Sequence[object]) -> None:
         """The FTS tables hold the messages' words apart from their rows."""
         fulltext.unindex_messages(self._connection, where, params)

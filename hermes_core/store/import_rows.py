@@ -17,8 +17,8 @@ ended by then (an imported log always is, a restored session when its backup say
 that session started and ended before.
 
 A backend gives what differs: its connection and transactions, how a batch of messages is
-inserted (and indexed), which delegates a deletion takes along and how sessions are deleted,
-and a few fragments of its dialect — reading ``metadata`` JSON, the larger/smaller of two
+inserted (and indexed), the search entries it keeps apart from the rows (dropped before a
+deletion: :mod:`.deletion` deletes the rows), and a few fragments of its dialect — reading ``metadata`` JSON, the larger/smaller of two
 values, a float parameter that may be NULL, locking a row it is about to change.
 """
 
@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 
 from hermes_hookspecs import Message, ParentKind, Session, StoreEvents
 
-from . import session_writes
+from . import deletion, session_writes
 from .database_imports import REFRESHABLE_FIELDS, ImportedEntry
 from .errors import SessionNotFound
 from .imports import APPEND_MARK_PREFIX, ImportedTotals, ImportFileRecord
@@ -101,15 +101,6 @@ class ImportRows(ABC):
         nothing) and add them, their tool calls and latest timestamp to the counters."""
 
     @abstractmethod
-    def _with_delegates(self, session_ids: Sequence[str]) -> list[str]:
-        """``session_ids`` followed by their delegate sessions at any depth."""
-
-    @abstractmethod
-    def _delete_sessions(self, session_ids: Sequence[str]) -> int:
-        """Inside a transaction: delete sessions with their messages (and whatever indexes
-        them); how many went."""
-
-    @abstractmethod
     def _unindex_messages(self, where: str, params: Sequence[object]) -> None:
         """Inside a transaction, before the messages matching ``where`` are deleted: drop
         their search entries, where the backend keeps them apart from the rows."""
@@ -118,6 +109,15 @@ class ImportRows(ABC):
     def _loaded(self, messages: int) -> None:
         """After a batch of ``messages`` was appended (a backend may refresh its planner's
         statistics as a bulk load grows the tables)."""
+
+    def _with_delegates(self, session_ids: Sequence[str]) -> list[str]:
+        """``session_ids`` followed by their delegate sessions at any depth."""
+        return deletion.with_delegates(self._sql, session_ids)
+
+    def _delete_sessions(self, session_ids: Sequence[str]) -> int:
+        """Inside a transaction: delete sessions with their messages and search entries; how
+        many went."""
+        return deletion.delete_sessions(self._sql, session_ids, self._unindex_messages)
 
     # ------------------------------------------------------------------ bookkeeping rows
 

@@ -1,12 +1,14 @@
 """Every SQL statement of prune, archive, the lifecycle lock and the automatic clean-up.
 
 :mod:`hermes_core.lifecycle` decides what to prune or archive, when, and under which lock;
-this module is the only place it reads or writes the store. The plans (:func:`plan_rows`),
-the running count and the archived ids are the statements both stores take; the PostgreSQL
-plugin runs them too. :class:`SqliteLifecycle`
-implements :class:`~hermes_core.store.protocol.LifecycleQueries`; its
+this module is the only place it reads or writes the store. The facet is written once for
+every backend, in the statements both stores take: :class:`LifecycleRows` implements
+:class:`~hermes_core.store.protocol.LifecycleQueries` over a backend's primitives (its lock
+transaction, selection dialect and store-wide services), as :class:`~.facade.StoreFacade`
+does for the session facade. :class:`SqliteLifecycle` is SQLite's: its
 :meth:`~SqliteLifecycle.transaction` is one ``BEGIN IMMEDIATE`` transaction, within which the
-lock row is checked and taken atomically across processes.
+lock row is checked and taken atomically across processes; the PostgreSQL plugin's takes an
+advisory lock.
 
 What prune and archive leave alone is :data:`PROTECTED_CTE`: every pinned session and the
 whole compression lineage a pinned session belongs to, with their delegates; and every
@@ -16,16 +18,18 @@ session with a pinned, still running or protected session among its delegates at
 
 from __future__ import annotations
 
-import json
+import functools
 import shutil
 import sqlite3
+from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import rowwrites
+from . import deletion, fulltext
 from .connection import write_transaction
+from .deletion import Unindex
 from .maintenance import SizeSplit, file_bytes, optimize, size_split
 from .protocol import PlanRow
 from .state_meta import delete_state, read_state, write_state
@@ -119,114 +123,139 @@ def unarchive(sql: Sql, session_ids: Sequence[str]) -> int:
     ).rowcount
 
 
-def with_delegates(db: sqlite3.Connection, session_ids: Sequence[str]) -> list[str]:
-    """``session_ids`` followed by their delegate/subagent sessions at any depth."""
-    rows = db.execute(
-        "WITH RECURSIVE family(id) AS ("
-        "  SELECT value FROM json_each(?)"
-        "  UNION"
-        "  SELECT c.id FROM sessions c JOIN family f ON c.parent_session_id = f.id"
-        "  WHERE c.parent_kind = 'delegate'"
-        ") SELECT id FROM family",
-        (json.dumps(list(session_ids)),),
-    )
-    return list(dict.fromkeys([*session_ids, *(str(row[0]) for row in rows)]))
+class LifecycleRowsTransaction:
+    """One open lifecycle transaction (see :class:`~.protocol.LifecycleTransaction`) on a
+    backend's connection; ``unindex`` drops the search entries a backend keeps apart from
+    the rows (see :func:`.deletion.delete_sessions`)."""
 
-
-class SqliteLifecycleTransaction:
-    """One open write transaction (see :class:`~.protocol.LifecycleTransaction`)."""
-
-    def __init__(self, db: sqlite3.Connection) -> None:
-        self._db = db
+    def __init__(self, sql: Sql, unindex: Unindex | None) -> None:
+        self._sql = sql
+        self._unindex = unindex
 
     def read_state(self, keys: Iterable[str]) -> dict[str, str]:
-        return read_state(SqliteSql(self._db), keys)
+        return read_state(self._sql, keys)
 
     def write_state(self, values: Mapping[str, str]) -> None:
-        write_state(SqliteSql(self._db), values)
+        write_state(self._sql, values)
 
     def delete_state(self, *keys: str) -> None:
-        delete_state(SqliteSql(self._db), keys)
+        delete_state(self._sql, keys)
 
     def still_eligible(self, session_ids: Sequence[str]) -> list[str]:
-        return still_eligible(SqliteSql(self._db), session_ids)
+        """Those that may still be pruned now: existing, ended, unpinned, unprotected."""
+        return still_eligible(self._sql, session_ids)
 
     def with_delegates(self, session_ids: Sequence[str]) -> list[str]:
-        return with_delegates(self._db, session_ids)
+        return deletion.with_delegates(self._sql, session_ids)
 
     def delete_sessions(self, session_ids: Sequence[str]) -> int:
-        """Delete sessions with their messages and index rows (the store's delete path)."""
-        return rowwrites.delete_sessions(self._db, session_ids)
+        """Delete sessions with their messages and search entries (the store's delete path)."""
+        return deletion.delete_sessions(self._sql, session_ids, self._unindex)
 
 
-class SqliteLifecycle:
-    """Lifecycle reads and writes of one SQLite store (``path`` is its file)."""
+class LifecycleRows(ABC):
+    """The lifecycle facet (:class:`~.protocol.LifecycleQueries`) written once over a
+    backend's primitives: the plans, the running count, archive and unarchive, in the SQL
+    both stores take. A subclass sets ``_sql`` and gives the lock transaction, its selection
+    dialect, where it keeps search entries apart from the rows, and the store-wide services
+    (sizes, free space, optimize), which are each database's own."""
+
+    _sql: Sql
+    """The store's connection (statements both stores take)."""
+
+    # ------------------------------------------------------------------ primitives
+
+    @abstractmethod
+    def transaction(
+        self, *, retry_seconds: float | None = None
+    ) -> AbstractContextManager[LifecycleRowsTransaction]:
+        """One transaction that holds the lifecycle lock (every lifecycle transaction of every
+        process runs one at a time), committed when the block ends; waiting for the lock at
+        most ``retry_seconds`` (the backend's default when None)."""
+
+    @abstractmethod
+    def _where(self, selection: SessionFilter) -> tuple[str, list[object]]:
+        """``selection`` as one condition over ``sessions s`` and its parameters."""
+
+    @abstractmethod
+    def _write(self) -> AbstractContextManager[object]:
+        """The transaction of one archive or unarchive statement."""
+
+    # ------------------------------------------------------------------ reads and writes
+
+    def read_state(self, keys: Iterable[str]) -> dict[str, str]:
+        return read_state(self._sql, keys)
+
+    def prune_rows(self, selection: SessionFilter) -> list[PlanRow]:
+        """(id, title, last active, messages, protected) of the sessions ``selection`` holds,
+        oldest activity first; ``protected`` means pinned or protected."""
+        return plan_rows(self._sql, *self._where(selection), PRUNE_FLAG)
+
+    def archive_rows(self, selection: SessionFilter) -> list[PlanRow]:
+        """(id, title, last active, messages, archivable) of the sessions of ``selection``,
+        oldest activity first; ``archivable`` is false for pinned lineages."""
+        return plan_rows(self._sql, *self._where(selection), ARCHIVE_FLAG)
+
+    def count_active(self, selection: SessionFilter) -> int:
+        """How many sessions of ``selection`` are still running."""
+        return count_active(self._sql, *self._where(selection))
+
+    def with_delegates(self, session_ids: Sequence[str]) -> list[str]:
+        return deletion.with_delegates(self._sql, session_ids)
+
+    def archive(self, session_ids: Sequence[str]) -> int:
+        """Archive these sessions in one transaction, re-checking each (ended, not pinned,
+        not archived yet); returns how many were archived."""
+        wanted, ids = self._sql.in_ids("s.id", session_ids)
+        with self._write():
+            return self._sql.changed(
+                PROTECTED_CTE + "UPDATE sessions AS s SET archived = 1 "
+                f"WHERE {wanted} AND s.archived = 0 "
+                f"AND s.ended_at IS NOT NULL AND {_NOT_PINNED}",
+                (ids,),
+            )
+
+    def archived_ids(self, selection: SessionFilter) -> list[str]:
+        """Ids of the archived sessions of ``selection``, oldest activity first."""
+        return archived_ids(self._sql, *self._where(selection))
+
+    def unarchive(self, session_ids: Sequence[str]) -> int:
+        """Unarchive those of ``session_ids`` that are archived; how many."""
+        with self._write():
+            return unarchive(self._sql, session_ids)
+
+
+class SqliteLifecycle(LifecycleRows):
+    """Lifecycle reads and writes of one SQLite store (``path`` is its file): its lock
+    transaction is one ``BEGIN IMMEDIATE`` transaction."""
 
     def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
         self._connection = connection
+        self._sql = SqliteSql(connection)
         self._path = path
 
     @contextmanager
     def transaction(
         self, *, retry_seconds: float | None = None
-    ) -> Iterator[SqliteLifecycleTransaction]:
+    ) -> Iterator[LifecycleRowsTransaction]:
         """One ``BEGIN IMMEDIATE`` write transaction, committed when the block ends."""
+        unindex = functools.partial(fulltext.unindex_messages, self._connection)
         if retry_seconds is None:
-            with write_transaction(self._connection) as db:
-                yield SqliteLifecycleTransaction(db)
+            with write_transaction(self._connection):
+                yield LifecycleRowsTransaction(self._sql, unindex)
         else:
-            with write_transaction(self._connection, retry_seconds=retry_seconds) as db:
-                yield SqliteLifecycleTransaction(db)
+            with write_transaction(self._connection, retry_seconds=retry_seconds):
+                yield LifecycleRowsTransaction(self._sql, unindex)
 
-    def read_state(self, keys: Iterable[str]) -> dict[str, str]:
-        return read_state(SqliteSql(self._connection), keys)
-
-    def prune_rows(self, selection: SessionFilter) -> list[PlanRow]:
-        """(id, title, last active, messages, protected) of the sessions ``selection`` holds,
-        oldest activity first; ``protected`` means pinned or protected."""
+    def _where(self, selection: SessionFilter) -> tuple[str, list[object]]:
         from .selection_sql import build_where
 
-        return plan_rows(SqliteSql(self._connection), *build_where(selection), PRUNE_FLAG)
+        return build_where(selection)
 
-    def count_active(self, selection: SessionFilter) -> int:
-        """How many sessions of ``selection`` are still running."""
-        from .selection_sql import build_where
+    def _write(self) -> AbstractContextManager[object]:
+        return write_transaction(self._connection)
 
-        return count_active(SqliteSql(self._connection), *build_where(selection))
-
-    def with_delegates(self, session_ids: Sequence[str]) -> list[str]:
-        return with_delegates(self._connection, session_ids)
-
-    def archive_rows(self, selection: SessionFilter) -> list[PlanRow]:
-        """(id, title, last active, messages, archivable) of the sessions of ``selection``,
-        oldest activity first; ``archivable`` is false for pinned lineages."""
-        from .selection_sql import build_where
-
-        return plan_rows(SqliteSql(self._connection), *build_where(selection), ARCHIVE_FLAG)
-
-    def archive(self, session_ids: Sequence[str]) -> int:
-        """Archive these sessions in one transaction, re-checking each (ended, not pinned,
-        not archived yet); returns how many were archived."""
-        with write_transaction(self._connection) as db:
-            db.execute(
-                PROTECTED_CTE + "UPDATE sessions AS s SET archived = 1 "
-                "WHERE s.id IN (SELECT value FROM json_each(?)) AND s.archived = 0 "
-                f"AND s.ended_at IS NOT NULL AND {_NOT_PINNED}",
-                (json.dumps(list(session_ids)),),
-            )
-            # The sqlite3 module reports no rowcount for a statement starting with WITH.
-            changed: int = db.execute("SELECT changes()").fetchone()[0]
-        return changed
-
-    def archived_ids(self, selection: SessionFilter) -> list[str]:
-        """Ids of the archived sessions of ``selection`` (archived ones included)."""
-        from .selection_sql import build_where
-
-        return archived_ids(SqliteSql(self._connection), *build_where(selection))
-
-    def unarchive(self, session_ids: Sequence[str]) -> int:
-        with write_transaction(self._connection) as db:
-            return unarchive(SqliteSql(db), session_ids)
+    # ------------------------------------------------------------------ maintenance
 
     def free_space(self) -> tuple[int, int, int]:
         """(free pages, pages, page size)."""

@@ -1,9 +1,12 @@
-"""Every SQL statement of ``session_search`` and the browse picker (SQLite, FTS5).
+"""The SQLite statements of ``session_search`` and the browse picker (FTS5).
 
-:mod:`hermes_core.search` decides what to look for and how to present it; this module is the
-only place it reads the store. :class:`SqliteSearchIndex` implements
-:class:`~hermes_core.store.protocol.SearchIndex` over one connection. The statements are
-the ones the search bench measures: change their shape only with the bench beside you.
+:mod:`hermes_core.search` decides what to look for and how to present it; this module and
+:mod:`.search_rows` are the only places it reads the store. :class:`SqliteSearchIndex`
+implements :class:`~hermes_core.store.protocol.SearchIndex` over one connection: the reads
+that are not full text are written once for every backend (:class:`~.search_rows.SearchRows`);
+the full-text ones — FTS5 matching, bm25, highlights, the title candidates — are here. The
+statements are the ones the search bench measures: change their shape only with the bench
+beside you.
 
 FTS5 refusing a query (syntax errors, unknown column filters…) is reported as
 :class:`~hermes_core.store.errors.QueryRejected`, so the engine needs no SQLite exception.
@@ -12,31 +15,18 @@ FTS5 refusing a query (syntax errors, unknown column filters…) is reported as
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from .errors import QueryRejected
 from .fulltext import find_cjk
-from .lookup import resolve_reference
-from .protocol import (
-    BrowseSessionRow,
-    HitRow,
-    ListedSessionRow,
-    MessageRow,
-    RecentSessionRow,
-    SearchIndex,
-    SearchSessionRow,
-    SessionSummaryRow,
-)
+from .protocol import HitRow, SearchIndex
+from .search_rows import SearchRows
 from .statements import SqliteSql
 
 if TYPE_CHECKING:
     from hermes_core.selection.filters import SessionFilter
-
-_MESSAGE_COLUMNS = "id, role, content, timestamp, tool_name, tool_calls"
-_LISTED = "archived = 0 AND (parent_kind IS NULL OR parent_kind != 'delegate')"
-_BOOKEND_ROLES = "role IN ('user', 'assistant')"
 
 
 @contextmanager
@@ -78,20 +68,9 @@ def preview_text(value: bytes | str | None, length: int) -> str | None:
     return text[:length]
 
 
-def _preview_sql() -> str:
-    return (
-        f"(SELECT {PREVIEW_BYTES_SQL} FROM messages WHERE session_id = s.id AND role = 'user' "
-        "ORDER BY id LIMIT 1)"
-    )
-
-
-def _with_preview(rows: Iterable[Sequence[Any]], length: int) -> list[Any]:
-    """Rows whose last column is a preview read by :data:`PREVIEW_BYTES_SQL`, as text."""
-    return [(*row[:-1], preview_text(row[-1], length)) for row in rows]
-
-
-class SqliteSearchIndex:
-    """The search reads of one SQLite store (see :class:`~.protocol.SearchIndex`)."""
+class SqliteSearchIndex(SearchRows):
+    """The search reads of one SQLite store (see :class:`~.protocol.SearchIndex`; the reads
+    that are not full text: :class:`~.search_rows.SearchRows`)."""
 
     database_errors: tuple[type[Exception], ...] = (sqlite3.DatabaseError,)
     """What this backend raises when the store itself cannot be read."""
@@ -100,66 +79,27 @@ class SqliteSearchIndex:
 
     def __init__(self, connection: sqlite3.Connection) -> None:
         self._connection = connection
+        self._sql = SqliteSql(connection)
 
-    # ------------------------------------------------------------------ sessions
+    # ------------------------------------------------------------------ primitives
 
-    def resolve(self, reference: str) -> str:
-        """The id a person means by ``reference`` (id, unique prefix, title)."""
-        return resolve_reference(SqliteSql(self._connection), reference)
+    _preview_sql = PREVIEW_BYTES_SQL
 
-    def session_rows(self, session_ids: Sequence[str]) -> dict[str, SearchSessionRow]:
-        """id → (id, title, started_at, last_active_at, source, archived)."""
-        if not session_ids:
-            return {}
-        marks = ",".join("?" for _ in session_ids)
-        rows = self._connection.execute(
-            f"SELECT id, title, started_at, last_active_at, source, archived FROM sessions "
-            f"WHERE id IN ({marks})",
-            list(session_ids),
-        )
-        return {row[0]: tuple(row) for row in rows}
+    def _where(self, selection: SessionFilter) -> tuple[str, list[object]]:
+        from .selection_sql import build_where
 
-    def session_summary(self, session_id: str) -> SessionSummaryRow:
-        """(title, started_at, last_active_at, source, message count, characters)."""
-        row = self._connection.execute(
-            "SELECT title, started_at, last_active_at, source, "
-            "(SELECT count(*) FROM messages WHERE session_id = ?1), "
-            "(SELECT coalesce(sum(length(content)), 0) FROM messages WHERE session_id = ?1) "
-            "FROM sessions WHERE id = ?1",
-            (session_id,),
-        ).fetchone()
-        return tuple(row)
+        return build_where(selection)
 
-    def message_session(self, message_id: int) -> tuple[str, str | None] | None:
-        """(session id, session title) of a message, None when there is no such message."""
-        row = self._connection.execute(
-            "SELECT m.session_id, s.title FROM messages m JOIN sessions s ON s.id = m.session_id "
-            "WHERE m.id = ?",
-            (message_id,),
-        ).fetchone()
-        return None if row is None else (row[0], row[1])
+    def _title_holds(self, word: str) -> tuple[str, object]:
+        """ASCII words case folded by ``LIKE``, others by ``lower`` (which folds ASCII only)."""
+        if word.isascii():
+            return "s.title LIKE ? ESCAPE '\\'", f"%{_escape_like(word)}%"
+        return "instr(lower(s.title), ?) > 0", word.lower()
 
-    def lineage_roots(self, session_ids: Sequence[str], max_depth: int) -> dict[str, str]:
-        """Each id → its compression/branch lineage's root, for the ids that exist."""
-        ids = list(dict.fromkeys(session_ids))
-        roots: dict[str, str] = {}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" for _ in chunk)
-            rows = self._connection.execute(
-                "WITH RECURSIVE up(start, id, parent, kind, depth) AS ("
-                "  SELECT id, id, parent_session_id, parent_kind, 0 FROM sessions "
-                f"  WHERE id IN ({marks})"
-                "  UNION ALL"
-                "  SELECT up.start, s.id, s.parent_session_id, s.parent_kind, up.depth + 1 "
-                "  FROM up JOIN sessions s ON s.id = up.parent "
-                "  WHERE up.kind IN ('compression', 'branch') AND up.depth < ?"
-                ") SELECT start, id FROM up ORDER BY start, depth",
-                [*chunk, max_depth],
-            )
-            for session_id, ancestor in rows:
-                roots[session_id] = ancestor  # the deepest ancestor comes last
-        return roots
+    def _preview_text(self, value: Any, length: int) -> str | None:
+        return preview_text(value, length)
+
+    # ------------------------------------------------------------------ titles
 
     def title_candidates(
         self, ascii_words: Sequence[str], cjk_runs: Sequence[str], max_length: int, limit: int
@@ -195,139 +135,6 @@ class SqliteSearchIndex:
             [*keys, *params],
         )
         return [(int(r[0]), str(r[1]), float(r[2])) for r in rows]
-
-    def recent_sessions(
-        self, selection: SessionFilter, limit: int, preview_chars: int
-    ) -> list[RecentSessionRow]:
-        """Browse: (id, title, started, last active, source, messages, pinned, preview) of the
-        ``limit`` most recently active sessions of ``selection``."""
-        from .selection_sql import build_where
-
-        where, params = build_where(selection)
-        rows = self._connection.execute(
-            "SELECT s.id, s.title, s.started_at, s.last_active_at, s.source, s.message_count, "
-            f"s.pinned, {_preview_sql()} "
-            f"FROM sessions s WHERE {where} ORDER BY s.last_active_at DESC LIMIT ?",
-            [preview_chars, *params, limit],
-        )
-        return _with_preview(rows, preview_chars)
-
-    # ------------------------------------------------------------------ the picker
-
-    def listed_recent(self, limit: int, preview_chars: int) -> list[BrowseSessionRow]:
-        """(id, title, last active, source, preview) of the newest listed sessions (not
-        archived, not delegates)."""
-        rows = self._connection.execute(
-            f"SELECT s.id, s.title, s.last_active_at, s.source, {_preview_sql()} FROM sessions s "
-            f"WHERE {_LISTED} ORDER BY s.last_active_at DESC LIMIT ?",
-            (preview_chars, limit),
-        )
-        return _with_preview(rows, preview_chars)
-
-    def listed_title_matches(
-        self, words: Sequence[str], limit: int, preview_chars: int
-    ) -> list[BrowseSessionRow]:
-        """Listed sessions whose title holds every word as a substring (ASCII words case
-        folded by LIKE, others by ``lower``), newest first."""
-        conditions = ["s.title IS NOT NULL", _LISTED]
-        params: list[object] = [preview_chars]
-        for word in words:
-            if word.isascii():
-                conditions.append("s.title LIKE ? ESCAPE '\\'")
-                params.append(f"%{_escape_like(word)}%")
-            else:
-                conditions.append("instr(lower(s.title), ?) > 0")
-                params.append(word.lower())
-        rows = self._connection.execute(
-            f"SELECT s.id, s.title, s.last_active_at, s.source, {_preview_sql()} FROM sessions s "
-            f"WHERE {' AND '.join(conditions)} ORDER BY s.last_active_at DESC LIMIT ?",
-            [*params, limit],
-        )
-        return _with_preview(rows, preview_chars)
-
-    def listed_sessions(self, session_ids: Sequence[str]) -> dict[str, ListedSessionRow]:
-        """id → (id, title, last active, source) for those of ``session_ids`` that are listed."""
-        if not session_ids:
-            return {}
-        marks = ",".join("?" for _ in session_ids)
-        return {
-            row[0]: tuple(row)
-            for row in self._connection.execute(
-                f"SELECT id, title, last_active_at, source FROM sessions "
-                f"WHERE id IN ({marks}) AND {_LISTED}",
-                list(session_ids),
-            )
-        }
-
-    # ------------------------------------------------------------------ messages
-
-    def message_content(self, message_id: int) -> str | None:
-        row = self._connection.execute(
-            "SELECT content FROM messages WHERE id = ?", (message_id,)
-        ).fetchone()
-        return None if row is None else row[0]
-
-    def message_rows_around(
-        self, session_id: str, anchor_id: int, size: int
-    ) -> tuple[list[MessageRow], list[MessageRow]]:
-        """Up to ``size`` rows before the anchor (newest first), and the anchor with up to
-        ``size`` rows after it (oldest first)."""
-        before = self._connection.execute(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id < ? "
-            "ORDER BY id DESC LIMIT ?",
-            (session_id, anchor_id, size),
-        ).fetchall()
-        rest = self._connection.execute(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? AND id >= ? "
-            "ORDER BY id LIMIT ?",
-            (session_id, anchor_id, size + 1),
-        ).fetchall()
-        return before, rest
-
-    def message_row(self, message_id: int) -> list[MessageRow]:
-        return self._connection.execute(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE id = ?", (message_id,)
-        ).fetchall()
-
-    def message_rows_ends(
-        self, session_id: str, head: int, tail: int, *, conversation_only: bool
-    ) -> tuple[list[MessageRow], list[MessageRow]]:
-        """The first ``head`` rows (oldest first) and the last ``tail`` rows (newest first);
-        ``conversation_only`` keeps user and assistant messages only."""
-        roles = f"AND {_BOOKEND_ROLES} " if conversation_only else ""
-        first = self._connection.execute(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? "
-            f"{roles}ORDER BY id LIMIT ?",
-            (session_id, head),
-        ).fetchall()
-        last = self._connection.execute(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? "
-            f"{roles}ORDER BY id DESC LIMIT ?",
-            (session_id, tail),
-        ).fetchall()
-        return first, last
-
-    def message_rows(self, session_id: str) -> list[MessageRow]:
-        return self._connection.execute(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = ? ORDER BY id",
-            (session_id,),
-        ).fetchall()
-
-    def message_position(self, session_id: str, message_id: int) -> tuple[int, int]:
-        """How many messages of the session come before and after ``message_id``."""
-        before, after = self._connection.execute(
-            "SELECT (SELECT count(*) FROM messages WHERE session_id = ?1 AND id < ?2), "
-            "(SELECT count(*) FROM messages WHERE session_id = ?1 AND id > ?2)",
-            (session_id, message_id),
-        ).fetchone()
-        return int(before), int(after)
-
-    def first_conversation_message(self, session_id: str) -> int | None:
-        row = self._connection.execute(
-            "SELECT id FROM messages WHERE session_id = ? ORDER BY role != 'user', id LIMIT 1",
-            (session_id,),
-        ).fetchone()
-        return None if row is None else int(row[0])
 
     # ------------------------------------------------------------------ full text
 

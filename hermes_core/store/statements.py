@@ -54,6 +54,11 @@ class Sql(Protocol):
         """Run one statement (``?`` placeholders) once for each of ``rows``."""
         ...
 
+    def changed(self, sql: str, params: Sequence[object] = ()) -> int:
+        """Run one writing statement (``?`` placeholders); how many rows it changed, also
+        for a statement starting with ``WITH``."""
+        ...
+
     def in_ids(self, column: str, ids: Sequence[str]) -> tuple[str, object]:
         """``column`` is one of ``ids``, as one condition and its one parameter (a list of
         any length, past the limit on a statement's parameters)."""
@@ -85,6 +90,12 @@ class SqliteSql:
     def executemany(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
         """Run one statement for each row."""
         self.connection.executemany(sql, rows)
+
+    def changed(self, sql: str, params: Sequence[object] = ()) -> int:
+        """The sqlite3 module gives no ``rowcount`` for a statement starting with ``WITH``:
+        SQLite's ``changes()`` says it."""
+        self.connection.execute(sql, tuple(params))
+        return int(self.connection.execute("SELECT changes()").fetchone()[0])
 
     def in_ids(self, column: str, ids: Sequence[str]) -> tuple[str, object]:
         """The ids as one JSON array, read by ``json_each``."""

@@ -188,11 +188,9 @@ class SessionStore(StoreFacade):
 
         return build_where(selection)
 
-    def _with_delegates(self, session_ids: Sequence[str]) -> list[str]:
-        return rowwrites.with_delegates(self._connection, session_ids)
-
-    def _delete_rows(self, session_ids: Sequence[str]) -> int:
-        return rowwrites.delete_sessions(self._connection, session_ids)
+    def _unindex_messages(self, where: str, params: Sequence[object]) -> None:
+        """The FTS tables hold the messages' words apart from their rows."""
+        fulltext.unindex_messages(self._connection, where, params)
 
     def _insert_messages(
         self, session_id: str, batch: Sequence[Message], input_tokens: int, output_tokens: int

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_core.store.handoffs import HandoffRows
 
+from .statements import PostgresSql
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -34,29 +36,10 @@ class PostgresHandoffs(HandoffRows):
 
     def __init__(self, db: Db) -> None:
         self._db = db
+        self._sql = PostgresSql(db)
 
     @contextmanager
     def _exclusive(self) -> Iterator[object]:
         with self._db.transaction() as transaction:
             self._db.execute("SELECT pg_advisory_xact_lock(%s, %s)", (_LOCK_CLASS, _LOCK_KEY))
             yield transaction
-
-    def _value(self, key: str) -> str | None:
-        row = self._db.execute("SELECT value FROM state_meta WHERE key = %s", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def _values(self, prefix: str) -> dict[str, str]:
-        rows = self._db.execute(
-            "SELECT key, value FROM state_meta WHERE starts_with(key, %s)", (prefix,)
-        )
-        return {str(key): str(value) for key, value in rows}
-
-    def _put(self, key: str, value: str) -> None:
-        self._db.execute(
-            "INSERT INTO state_meta(key, value) VALUES (%s, %s) "
-            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        )
-
-    def _drop(self, key: str) -> None:
-        self._db.execute("DELETE FROM state_meta WHERE key = %s", (key,))

@@ -64,12 +64,6 @@ class PostgresImportBookkeeping(ImportRows):
         inserted = writes.insert_messages(self._db, session_id, messages, default_timestamp)
         writes.add_to_counters(self._db, session_id, inserted)
 
-    def _with_delegates(self, session_ids: Sequence[str]) -> list[str]:
-        return writes.with_delegates(self._db, session_ids)
-
-    def _delete_sessions(self, session_ids: Sequence[str]) -> int:
-        return writes.delete_sessions(self._db, session_ids)
-
     def _unindex_messages(self, where: str, params: Sequence[object]) -> None:
         """Nothing: a message's search columns go with its row."""
 

@@ -14,25 +14,14 @@ tuples PostgreSQL counts (``pg_stat_user_tables``).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.store.errors import StoreUnavailable
-from hermes_core.store.lifecycle_queries import (
-    ARCHIVE_FLAG,
-    PROTECTED_CTE,
-    PRUNE_FLAG,
-    archived_ids,
-    count_active,
-    plan_rows,
-    still_eligible,
-    unarchive,
-)
+from hermes_core.store.lifecycle_queries import LifecycleRows, LifecycleRowsTransaction
 from hermes_core.store.maintenance import SizeSplit, StoreStats
-from hermes_core.store.state_meta import delete_state, read_state, write_state
 
-from . import writes
 from .selection_sql import build_where
 from .statements import PostgresSql
 
@@ -40,7 +29,6 @@ if TYPE_CHECKING:
     import psycopg
 
     from hermes_core.selection.filters import SessionFilter
-    from hermes_core.store.protocol import PlanRow
 
     Db = psycopg.Connection[tuple[Any, ...]]
 
@@ -53,43 +41,18 @@ TABLES = ("sessions", "messages", "system_prompts", "gateway_routing", "state_me
 _FULLTEXT_INDEXES = ("idx_messages_words", "idx_messages_pairs", "idx_messages_cjk")
 
 
-class PostgresLifecycleTransaction:
-    """One open lifecycle transaction (see :class:`~hermes_core.store.protocol.
-    LifecycleTransaction`)."""
+class PostgresLifecycle(LifecycleRows):
+    """Lifecycle reads and writes of one PostgreSQL store (the plans, archive and unarchive:
+    :class:`~hermes_core.store.lifecycle_queries.LifecycleRows`)."""
 
     def __init__(self, db: Db) -> None:
         self._db = db
-
-    def read_state(self, keys: Iterable[str]) -> dict[str, str]:
-        return read_state(PostgresSql(self._db), keys)
-
-    def write_state(self, values: Mapping[str, str]) -> None:
-        write_state(PostgresSql(self._db), values)
-
-    def delete_state(self, *keys: str) -> None:
-        delete_state(PostgresSql(self._db), keys)
-
-    def still_eligible(self, session_ids: Sequence[str]) -> list[str]:
-        """Those that may still be pruned now: existing, ended, unpinned, unprotected."""
-        return still_eligible(PostgresSql(self._db), session_ids)
-
-    def with_delegates(self, session_ids: Sequence[str]) -> list[str]:
-        return writes.with_delegates(self._db, session_ids)
-
-    def delete_sessions(self, session_ids: Sequence[str]) -> int:
-        return writes.delete_sessions(self._db, session_ids)
-
-
-class PostgresLifecycle:
-    """Lifecycle reads and writes of one PostgreSQL store."""
-
-    def __init__(self, db: Db) -> None:
-        self._db = db
+        self._sql = PostgresSql(db)
 
     @contextmanager
     def transaction(
         self, *, retry_seconds: float | None = None
-    ) -> Iterator[PostgresLifecycleTransaction]:
+    ) -> Iterator[LifecycleRowsTransaction]:
         """One transaction holding :data:`LIFECYCLE_LOCK`, committed when the block ends
         (waiting for another process's lifecycle transaction at most ``retry_seconds``)."""
         import psycopg.errors
@@ -101,40 +64,14 @@ class PostgresLifecycle:
                 self._db.execute("SELECT pg_advisory_xact_lock(%s)", (LIFECYCLE_LOCK,))
             except psycopg.errors.LockNotAvailable as error:  # as SQLite says it, one line
                 raise StoreUnavailable(f"the session store stayed busy: {error}") from None
-            yield PostgresLifecycleTransaction(self._db)
+            yield LifecycleRowsTransaction(self._sql, None)
 
-    def read_state(self, keys: Iterable[str]) -> dict[str, str]:
-        return read_state(PostgresSql(self._db), keys)
+    def _where(self, selection: SessionFilter) -> tuple[str, list[object]]:
+        return build_where(selection)
 
-    def prune_rows(self, selection: SessionFilter) -> list[PlanRow]:
-        """(id, title, last active, messages, protected), oldest activity first."""
-        return plan_rows(PostgresSql(self._db), *build_where(selection), PRUNE_FLAG)
-
-    def archive_rows(self, selection: SessionFilter) -> list[PlanRow]:
-        """(id, title, last active, messages, archivable), oldest activity first."""
-        return plan_rows(PostgresSql(self._db), *build_where(selection), ARCHIVE_FLAG)
-
-    def count_active(self, selection: SessionFilter) -> int:
-        return count_active(PostgresSql(self._db), *build_where(selection))
-
-    def with_delegates(self, session_ids: Sequence[str]) -> list[str]:
-        return writes.with_delegates(self._db, session_ids)
-
-    def archive(self, session_ids: Sequence[str]) -> int:
-        """Archive these sessions, re-checking each (ended, not pinned, not archived yet)."""
-        changed: int = self._db.execute(
-            PROTECTED_CTE + "UPDATE sessions AS s SET archived = 1 "
-            "WHERE s.id = ANY(%s::text[]) AND s.archived = 0 "
-            f"AND s.ended_at IS NOT NULL AND {ARCHIVE_FLAG}",
-            (list(session_ids),),
-        ).rowcount
-        return changed
-
-    def archived_ids(self, selection: SessionFilter) -> list[str]:
-        return archived_ids(PostgresSql(self._db), *build_where(selection))
-
-    def unarchive(self, session_ids: Sequence[str]) -> int:
-        return unarchive(PostgresSql(self._db), session_ids)
+    def _write(self) -> AbstractContextManager[object]:
+        """Nothing: the connection commits each statement by itself."""
+        return nullcontext()
 
     # ------------------------------------------------------------------ maintenance
 

@@ -1,6 +1,9 @@
-"""Every statement of ``session_search`` and the browse picker in PostgreSQL
+"""The statements of ``session_search`` and the browse picker in PostgreSQL
 (:class:`~hermes_core.store.protocol.SearchIndex`; the SQLite one is
-``hermes_core/store/search_queries.py``).
+``hermes_core/store/search_queries.py``). The reads that are not full text — session rows,
+lineage roots, the picker's listings, message reads — are written once for both, in
+:class:`hermes_core.store.search_rows.SearchRows`; this gives them PostgreSQL's preview and
+title match, and holds the full text.
 
 Full text: the engine's FTS5 query is translated by :mod:`.fulltext` and matched against the
 GIN-indexed ``messages.search_words``. Ranking is ``ts_rank_cd`` (cover density: how many
@@ -21,16 +24,8 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from hermes_core.store.lookup import resolve_reference
-from hermes_core.store.protocol import (
-    BrowseSessionRow,
-    HitRow,
-    ListedSessionRow,
-    MessageRow,
-    RecentSessionRow,
-    SearchSessionRow,
-    SessionSummaryRow,
-)
+from hermes_core.store.protocol import HitRow
+from hermes_core.store.search_rows import SearchRows
 
 from .fulltext import PAIR_INDEX_SQL, QueryTerms, snippet, to_tsquery_text
 from .schema import CONVERSATION_ROLES, CONVERSATION_ROLES_SQL
@@ -75,12 +70,6 @@ _SHORT_READ_SETTINGS = (
 JIT compilation. Each statement reads a bounded number of rows off an index; starting workers
 (and, on a large estimated cost, compiling) takes longer than the read itself: on the 1M-message
 bench store a phrase's candidates took 13–19 ms with two workers and 2.2 ms without."""
-_MESSAGE_COLUMNS = "id, role, content, timestamp, tool_name, tool_calls"
-_LISTED = "s.archived = 0 AND (s.parent_kind IS NULL OR s.parent_kind != 'delegate')"
-_PREVIEW = (
-    "(SELECT left(content, %s) FROM messages WHERE session_id = s.id AND role = 'user' "
-    "ORDER BY id LIMIT 1)"
-)
 _QUERY = "to_tsquery('simple', %s)"
 
 
@@ -174,13 +163,15 @@ def _database_errors() -> tuple[type[Exception], ...]:
     return (psycopg.Error,)
 
 
-class PostgresSearchIndex:
-    """The search reads of one PostgreSQL store."""
+class PostgresSearchIndex(SearchRows):
+    """The search reads of one PostgreSQL store (the reads that are not full text:
+    :class:`~hermes_core.store.search_rows.SearchRows`)."""
 
     full_rank_max = FULL_RANK_MAX
 
     def __init__(self, db: Db) -> None:
         self._db = db
+        self._sql = PostgresSql(db)
         self.database_errors = _database_errors()
         self._matched: tuple[str, list[int]] | None = None
         """The ids :meth:`more_matches_than` found (query, ids) when they were few enough to
@@ -205,57 +196,17 @@ class PostgresSearchIndex:
             self._db.execute(_SHORT_READ_SETTINGS)
             return self._db.execute(sql, params, prepare=False).fetchall()
 
-    # ------------------------------------------------------------------ sessions
+    # ------------------------------------------------------------------ primitives
 
-    def resolve(self, reference: str) -> str:
-        return resolve_reference(PostgresSql(self._db), reference)
+    _preview_sql = "left(content, ?)"
 
-    def session_rows(self, session_ids: Sequence[str]) -> dict[str, SearchSessionRow]:
-        """id → (id, title, started_at, last_active_at, source, archived)."""
-        if not session_ids:
-            return {}
-        rows = self._rows(
-            "SELECT id, title, started_at, last_active_at, source, archived FROM sessions "
-            "WHERE id = ANY(%s::text[])",
-            [list(session_ids)],
-        )
-        return {row[0]: (row[0], row[1], row[2], row[3], row[4], int(row[5])) for row in rows}
+    def _where(self, selection: SessionFilter) -> tuple[str, list[object]]:
+        return build_where(selection)
 
-    def session_summary(self, session_id: str) -> SessionSummaryRow:
-        row = self._rows(
-            "SELECT title, started_at, last_active_at, source, "
-            "(SELECT count(*) FROM messages WHERE session_id = %(id)s), "
-            "(SELECT coalesce(sum(length(content)), 0) FROM messages WHERE session_id = %(id)s) "
-            "FROM sessions WHERE id = %(id)s",
-            {"id": session_id},
-        )[0]
-        return (row[0], row[1], row[2], row[3], int(row[4]), int(row[5]))
+    def _title_holds(self, word: str) -> tuple[str, object]:
+        return "strpos(lower(s.title), lower(?)) > 0", word
 
-    def message_session(self, message_id: int) -> tuple[str, str | None] | None:
-        rows = self._rows(
-            "SELECT m.session_id, s.title FROM messages m JOIN sessions s ON s.id = m.session_id "
-            "WHERE m.id = %s",
-            [message_id],
-        )
-        return None if not rows else (rows[0][0], rows[0][1])
-
-    def lineage_roots(self, session_ids: Sequence[str], max_depth: int) -> dict[str, str]:
-        """Each id → the root of its compression/branch lineage, for the ids that exist."""
-        rows = self._rows(
-            "WITH RECURSIVE up(start, id, parent, kind, depth) AS ("
-            "  SELECT id, id, parent_session_id, parent_kind, 0 FROM sessions "
-            "  WHERE id = ANY(%s::text[])"
-            "  UNION ALL"
-            "  SELECT up.start, s.id, s.parent_session_id, s.parent_kind, up.depth + 1 "
-            "  FROM up JOIN sessions s ON s.id = up.parent "
-            "  WHERE up.kind IN ('compression', 'branch') AND up.depth < %s"
-            ") SELECT start, id FROM up ORDER BY start, depth",
-            [list(dict.fromkeys(session_ids)), max_depth],
-        )
-        roots: dict[str, str] = {}
-        for session_id, ancestor in rows:
-            roots[session_id] = ancestor  # the deepest ancestor comes last
-        return roots
+    # ------------------------------------------------------------------ titles
 
     def title_candidates(
         self, ascii_words: Sequence[str], cjk_runs: Sequence[str], max_length: int, limit: int
@@ -285,114 +236,6 @@ class PostgresSearchIndex:
             [list(keys), *params],
         )
         return [(int(r[0]), str(r[1]), float(r[2])) for r in rows]
-
-    def recent_sessions(
-        self, selection: SessionFilter, limit: int, preview_chars: int
-    ) -> list[RecentSessionRow]:
-        where, params = build_where(selection)
-        rows = self._rows(
-            "SELECT s.id, s.title, s.started_at, s.last_active_at, s.source, s.message_count, "
-            f"s.pinned, {_PREVIEW} FROM sessions s WHERE {where} "
-            "ORDER BY s.last_active_at DESC LIMIT %s",
-            [preview_chars, *params, limit],
-        )
-        return [(r[0], r[1], r[2], r[3], r[4], int(r[5]), int(r[6]), r[7]) for r in rows]
-
-    # ------------------------------------------------------------------ the picker
-
-    def listed_recent(self, limit: int, preview_chars: int) -> list[BrowseSessionRow]:
-        rows = self._rows(
-            f"SELECT s.id, s.title, s.last_active_at, s.source, {_PREVIEW} FROM sessions s "
-            f"WHERE {_LISTED} ORDER BY s.last_active_at DESC LIMIT %s",
-            [preview_chars, limit],
-        )
-        return [tuple(row) for row in rows]
-
-    def listed_title_matches(
-        self, words: Sequence[str], limit: int, preview_chars: int
-    ) -> list[BrowseSessionRow]:
-        conditions = ["s.title IS NOT NULL", _LISTED]
-        params: list[object] = [preview_chars]
-        for word in words:
-            conditions.append("strpos(lower(s.title), lower(%s)) > 0")
-            params.append(word)
-        rows = self._rows(
-            f"SELECT s.id, s.title, s.last_active_at, s.source, {_PREVIEW} FROM sessions s "
-            f"WHERE {' AND '.join(conditions)} ORDER BY s.last_active_at DESC LIMIT %s",
-            [*params, limit],
-        )
-        return [tuple(row) for row in rows]
-
-    def listed_sessions(self, session_ids: Sequence[str]) -> dict[str, ListedSessionRow]:
-        if not session_ids:
-            return {}
-        rows = self._rows(
-            "SELECT s.id, s.title, s.last_active_at, s.source FROM sessions s "
-            f"WHERE s.id = ANY(%s::text[]) AND {_LISTED}",
-            [list(session_ids)],
-        )
-        return {row[0]: tuple(row) for row in rows}
-
-    # ------------------------------------------------------------------ messages
-
-    def message_content(self, message_id: int) -> str | None:
-        rows = self._rows("SELECT content FROM messages WHERE id = %s", [message_id])
-        return None if not rows else str(rows[0][0])
-
-    def message_rows_around(
-        self, session_id: str, anchor_id: int, size: int
-    ) -> tuple[list[MessageRow], list[MessageRow]]:
-        before = self._rows(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = %s AND id < %s "
-            "ORDER BY id DESC LIMIT %s",
-            [session_id, anchor_id, size],
-        )
-        rest = self._rows(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = %s AND id >= %s "
-            "ORDER BY id LIMIT %s",
-            [session_id, anchor_id, size + 1],
-        )
-        return before, rest
-
-    def message_row(self, message_id: int) -> list[MessageRow]:
-        return self._rows(f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE id = %s", [message_id])
-
-    def message_rows_ends(
-        self, session_id: str, head: int, tail: int, *, conversation_only: bool
-    ) -> tuple[list[MessageRow], list[MessageRow]]:
-        roles = "AND role IN ('user', 'assistant') " if conversation_only else ""
-        first = self._rows(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = %s "
-            f"{roles}ORDER BY id LIMIT %s",
-            [session_id, head],
-        )
-        last = self._rows(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = %s "
-            f"{roles}ORDER BY id DESC LIMIT %s",
-            [session_id, tail],
-        )
-        return first, last
-
-    def message_rows(self, session_id: str) -> list[MessageRow]:
-        return self._rows(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE session_id = %s ORDER BY id",
-            [session_id],
-        )
-
-    def message_position(self, session_id: str, message_id: int) -> tuple[int, int]:
-        row = self._rows(
-            "SELECT (SELECT count(*) FROM messages WHERE session_id = %(s)s AND id < %(m)s), "
-            "(SELECT count(*) FROM messages WHERE session_id = %(s)s AND id > %(m)s)",
-            {"s": session_id, "m": message_id},
-        )[0]
-        return int(row[0]), int(row[1])
-
-    def first_conversation_message(self, session_id: str) -> int | None:
-        rows = self._rows(
-            "SELECT id FROM messages WHERE session_id = %s ORDER BY role != 'user', id LIMIT 1",
-            [session_id],
-        )
-        return None if not rows else int(rows[0][0])
 
     # ------------------------------------------------------------------ full text
 

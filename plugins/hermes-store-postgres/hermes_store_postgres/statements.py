@@ -32,6 +32,10 @@ class PostgresSql:
         """Run one statement for each row (psycopg sends them together)."""
         self.db.cursor().executemany(sql.replace("?", "%s"), rows)
 
+    def changed(self, sql: str, params: Sequence[object] = ()) -> int:
+        """The statement's ``rowcount``."""
+        return self.execute(sql, params).rowcount
+
     def in_ids(self, column: str, ids: Sequence[str]) -> tuple[str, object]:
         """The ids as one ``text[]`` array."""
         return f"{column} = ANY(?::text[])", list(ids)

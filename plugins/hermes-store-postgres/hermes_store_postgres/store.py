@@ -3,7 +3,7 @@ one PostgreSQL database.
 
 The session facade itself is the core's :class:`~hermes_core.store.facade.StoreFacade`,
 written once for every backend; this class gives it PostgreSQL's primitives — the pooled
-connection and its transactions, the row writes of :mod:`.writes`, the selection dialect,
+connection and its transactions, the message inserts of :mod:`.writes`, the selection dialect,
 the full-text columns, previews and statistics — and the facets ``search_index``,
 ``lifecycle``, ``imports``, ``routing`` and ``handoffs``.
 
@@ -167,11 +167,8 @@ class PostgresStore(StoreFacade):
 
         return build_where(selection)
 
-    def _with_delegates(self, session_ids: Sequence[str]) -> list[str]:
-        return writes.with_delegates(self._db, session_ids)
-
-    def _delete_rows(self, session_ids: Sequence[str]) -> int:
-        return writes.delete_sessions(self._db, session_ids)
+    def _unindex_messages(self, where: str, params: Sequence[object]) -> None:
+        """Nothing: a message's search columns go with its row."""
 
     def _insert_messages(
         self, session_id: str, batch: Sequence[Message], input_tokens: int, output_tokens: int

@@ -1,17 +1,17 @@
 """PostgreSQL's own row writes, each run inside the caller's transaction (``db`` is a
 connection inside ``with db.transaction()``): message batches (a block of ids reserved at once,
-``COPY`` for bulk loads, one ``INSERT`` pipelined for a live turn), the session counters, a
-deletion's delegates and the deletion itself (arrays instead of ``IN (…)`` lists).
+``COPY`` for bulk loads, one ``INSERT`` pipelined for a live turn) and the session counters.
 
-The writes both stores take — sessions, titles, system prompts, the rows of a message batch —
-are written once in :mod:`hermes_core.store.session_writes`, run here through
+The writes both stores take — sessions, titles, system prompts, the rows of a message batch,
+deletions — are written once in :mod:`hermes_core.store.session_writes` and
+:mod:`hermes_core.store.deletion`, run here through
 :class:`~.statements.PostgresSql`.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hermes_hookspecs import Message
@@ -164,37 +164,3 @@ def add_to_counters(db: Db, session_id: str, inserted: InsertedMessages) -> None
         "last_active_at = greatest(last_active_at, %s) WHERE id = %s",
         (len(inserted.ids), inserted.tool_calls, inserted.last_timestamp, session_id),
     )
-
-
-def with_delegates(db: Db, session_ids: Sequence[str]) -> list[str]:
-    """``session_ids`` followed by their delegate/subagent sessions at any depth."""
-    rows = db.execute(
-        "WITH RECURSIVE family(id) AS ("
-        "  SELECT unnest(%s::text[])"
-        "  UNION"
-        "  SELECT c.id FROM sessions c JOIN family f ON c.parent_session_id = f.id"
-        "  WHERE c.parent_kind = 'delegate'"
-        ") SELECT id FROM family",
-        (list(session_ids),),
-    ).fetchall()
-    return list(dict.fromkeys([*session_ids, *(str(row[0]) for row in rows)]))
-
-
-def delete_sessions(db: Db, session_ids: Sequence[str]) -> int:
-    """Delete sessions with their messages; children not deleted lose their parent link (and
-    its kind). Returns how many sessions were deleted."""
-    ids = list(session_ids)
-    if not ids:
-        return 0
-    db.execute(
-        "UPDATE sessions SET parent_session_id = NULL, parent_kind = NULL "
-        "WHERE parent_session_id = ANY(%s) AND NOT (id = ANY(%s))",
-        (ids, ids),
-    )
-    db.execute("DELETE FROM messages WHERE session_id = ANY(%s)", (ids,))
-    total = db.execute("DELETE FROM sessions WHERE id = ANY(%s)", (ids,)).rowcount
-    db.execute(
-        "DELETE FROM system_prompts p WHERE NOT EXISTS "
-        "(SELECT 1 FROM sessions s WHERE s.system_prompt_hash = p.hash)"
-    )
-    return total
