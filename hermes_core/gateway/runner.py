@@ -39,6 +39,7 @@ from hermes_hookspecs import GatewayReply, PlatformEvent, ReceivingAdapter, User
 from hermes_hookspecs.adapter_kit import STATE_FOLDER, answer_text
 
 from hermes_core.plugins import COMPONENT_DISTRIBUTIONS
+from hermes_core.store.errors import StoreFull, StoreReadOnly, StoreUnavailable
 from hermes_core.store.inbox import InboxEntry, Taken
 
 from .claims import RENEW_SECONDS
@@ -122,6 +123,7 @@ class Gateway:
         self._running: list[tuple[str, ReceivingAdapter]] = []
         self._configured: list[str] = []
         self._keeper: asyncio.Task[None] | None = None
+        self._store_down = False
 
     # ------------------------------------------------------------------ delivering
 
@@ -190,10 +192,20 @@ class Gateway:
             intake = await loop.run_in_executor(self._intake_pool(), admit)
         except Exception as error:
             line = " ".join(str(error).split()) or type(error).__name__
-            log.error("%s: %s", key, line)
-            delivery.not_stored(f"the event could not be stored: {line}")
+            down = isinstance(error, StoreFull | StoreReadOnly | StoreUnavailable)
+            if not down:
+                log.error("%s: %s", key, line)
+            elif not self._store_down:
+                # One line while it lasts: every message meanwhile is refused the same way.
+                log.error("the gateway inbox takes no writes (%s): messages are not "
+                          "acknowledged until it does; their platforms send them again", line)  # fmt: skip
+            self._store_down = self._store_down or down
+            delivery.not_stored(f"the event could not be stored: {line}", store_down=down)
             self._leave(key, chat)
             return
+        if self._store_down:
+            self._store_down = False
+            log.info("the gateway inbox takes writes again")
         admission = intake.admission
         if admission.entry is None:
             # A platform re-sent a message it had no acknowledgement for: recorded already.

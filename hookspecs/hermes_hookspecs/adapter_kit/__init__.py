@@ -33,7 +33,7 @@ Functions and plain objects, never a base class (an adapter subclasses nothing):
 from __future__ import annotations
 
 from ._cursors import STATE_FOLDER, CursorFile
-from ._delivery import AnswerTasks, answer_text, is_stopping, unless_too_old
+from ._delivery import AnswerTasks, answer_text, is_stopping, store_down, unless_too_old
 from ._loop import HttpServer, LoopBridge, start_http_server
 from ._pacing import Backoff, as_seconds, retry_transient, sleep_unless
 from ._settings import SettingsReader
@@ -58,5 +58,6 @@ __all__ = [
     "sleep_unless",
     "split_text",
     "start_http_server",
+    "store_down",
     "unless_too_old",
 ]
