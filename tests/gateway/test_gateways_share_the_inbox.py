@@ -157,7 +157,7 @@ def test_two_gateways_starting_together_answer_each_pending_message_once(
 
     def start(gateway: GatewayProcess) -> None:
         try:
-            gateway.start()
+            gateway.start(timeout=120)  # on SQLite it waits for the held store to start
         except BaseException as error:  # reported by the test's thread
             failures.append(error)
 
@@ -172,7 +172,7 @@ def test_two_gateways_starting_together_answer_each_pending_message_once(
                 wait_until(
                     lambda: all(g.log.exists() and RUNNING in g.log_text() for g in gateways),
                     "both gateways run",
-                    40,
+                    30,
                 )
                 time.sleep(3)  # and their turns wait to store the user's message
         for thread in starting:
