@@ -61,21 +61,25 @@ class EventDelivery:
             self._reply.set_result(reply)
         self._deltas.put_nowait(_END)
 
-    def _refuse(self, reason: str, stopping: bool = False) -> None:
+    def _refuse(self, reason: str, stopping: bool = False, store_down: bool = False) -> None:
         if not self._stored.done():
-            self._stored.set_exception(DeliveryRefused(reason, stopping=stopping))
+            self._stored.set_exception(
+                DeliveryRefused(reason, stopping=stopping, store_down=store_down)
+            )
         if not self._reply.done():
-            self._reply.set_exception(DeliveryRefused(reason, stopping=stopping))
+            self._reply.set_exception(
+                DeliveryRefused(reason, stopping=stopping, store_down=store_down)
+            )
         self._deltas.put_nowait(_END)
 
     def refuse(self, reason: str) -> None:
         """Refuse the event from the loop thread (the gateway is stopping)."""
         self._refuse(reason, stopping=True)
 
-    def not_stored(self, reason: str) -> None:
+    def not_stored(self, reason: str, *, store_down: bool = False) -> None:
         """Refuse the event from the loop thread: it could not be recorded (the platform may
-        send it again)."""
-        self._refuse(reason)
+        send it again). ``store_down``: the store takes no writes at all (a full disk)."""
+        self._refuse(reason, store_down=store_down)
 
     def stored_as(self, session_id: str | None) -> None:
         """The event is recorded (in the inbox), its turn still to come: the adapter may

@@ -17,7 +17,9 @@ user's ``/stop`` never touches another's turn).
 Starting: rows a previous run left in the inbox (it was killed after acknowledging them,
 before their turn) are answered first, in order, for each platform that starts; their
 answers go out through the adapter's ``send`` (an adapter that cannot send — an HTTP caller
-long gone — keeps the answer in the session only).
+long gone — keeps the answer in the session only). Each row is claimed first
+(:mod:`.claims`): of several gateways on one store, one answers it. While running, the
+gateway renews its claims and takes the rows a gateway that died meanwhile left.
 
 Stopping (SIGINT/SIGTERM): new events are refused (nothing acknowledged, so the platform may
 retry), the turns in flight and queued are finished, then the adapters are stopped.
@@ -30,6 +32,7 @@ import concurrent.futures
 import functools
 import logging
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,8 +41,10 @@ from hermes_hookspecs import GatewayReply, PlatformEvent, ReceivingAdapter, User
 from hermes_hookspecs.adapter_kit import STATE_FOLDER, answer_text
 
 from hermes_core.plugins import COMPONENT_DISTRIBUTIONS
-from hermes_core.store.inbox import InboxEntry
+from hermes_core.store.errors import StoreFull, StoreReadOnly, StoreUnavailable
+from hermes_core.store.inbox import InboxEntry, Taken
 
+from .claims import RENEW_SECONDS
 from .commands import parse_command
 from .delivery import DeliveryBridge, EventDelivery
 from .inbox import event_from_json
@@ -119,6 +124,8 @@ class Gateway:
         self.platforms: list[PlatformState] = []
         self._running: list[tuple[str, ReceivingAdapter]] = []
         self._configured: list[str] = []
+        self._keeper: asyncio.Task[None] | None = None
+        self._store_down = False
 
     # ------------------------------------------------------------------ delivering
 
@@ -193,10 +200,20 @@ class Gateway:
             intake = await loop.run_in_executor(self._intake_pool(), admit)
         except Exception as error:
             line = " ".join(str(error).split()) or type(error).__name__
-            log.error("%s: %s", key, line)
-            delivery.not_stored(f"the event could not be stored: {line}")
+            down = isinstance(error, StoreFull | StoreReadOnly | StoreUnavailable)
+            if not down:
+                log.error("%s: %s", key, line)
+            elif not self._store_down:
+                # One line while it lasts: every message meanwhile is refused the same way.
+                log.error("the gateway inbox takes no writes (%s): messages are not "
+                          "acknowledged until it does; their platforms send them again", line)  # fmt: skip
+            self._store_down = self._store_down or down
+            delivery.not_stored(f"the event could not be stored: {line}", store_down=down)
             self._leave(key, chat)
             return
+        if self._store_down:
+            self._store_down = False
+            log.info("the gateway inbox takes writes again")
         admission = intake.admission
         if admission.entry is None:
             # A platform re-sent a message it had no acknowledgement for: recorded already.
@@ -258,16 +275,43 @@ class Gateway:
 
     # ------------------------------------------------------------------ after a restart
 
-    async def _pending(self) -> list[InboxEntry]:
-        """The inbox rows a previous run left, oldest first (none when it cannot be read:
-        they stay for the next start)."""
+    async def _take(self, platforms: list[str]) -> Taken:
+        """Claim the inbox rows of ``platforms`` nobody holds, oldest first (none when the
+        inbox cannot be read: they stay for the next try)."""
         loop = asyncio.get_running_loop()
-        wanted = [name for name in self._configured if name]
+        wanted = [name for name in platforms if name]
+        if not wanted:
+            return Taken([])
         try:
-            return await loop.run_in_executor(self._intake_pool(), self.worker.pending, wanted)
+            return await loop.run_in_executor(self._intake_pool(), self.worker.take, wanted)
         except Exception as error:
             log.error("the gateway inbox could not be read: %s", " ".join(str(error).split()))
-            return []
+            return Taken([])
+
+    async def _keep_claims(self, held_until: float | None) -> None:
+        """Renew this gateway's claims on its inbox rows while it runs, and answer the rows
+        nobody holds any more (a gateway on the same store died) — at the latest when the
+        first claim seen held runs out."""
+        loop = asyncio.get_running_loop()
+        while not self._closing:
+            wait = RENEW_SECONDS
+            if held_until is not None:
+                wait = min(wait, max(held_until - time.time(), 0.0) + 0.05)
+            await asyncio.sleep(wait)
+            if self._closing:
+                return
+            try:
+                await loop.run_in_executor(self._intake_pool(), self.worker.renew)
+            except Exception as error:
+                log.error("the gateway inbox claims could not be renewed: %s",
+                          " ".join(str(error).split()))  # fmt: skip
+            taken = await self._take(self.running_platforms)
+            held_until = taken.held_until
+            if self._closing:
+                await self._release(taken.entries)
+                return
+            for name, adapter in self._running:
+                self._replay(name, adapter, [e for e in taken.entries if e.platform == name])
 
     def _replay(self, name: str, adapter: ReceivingAdapter, entries: list[InboxEntry]) -> None:
         """Queue the turns of ``entries`` (the rows of platform ``name``), before anything the
@@ -329,7 +373,8 @@ class Gateway:
         # Automatic titles wait for a pause between turns, so they never slow one down.
         defer_titles_while(lambda: bool(self._tasks))
         self._configured = list(settings)
-        left = await self._pending() if settings else []
+        taken = await self._take(self._configured)
+        left = taken.entries
         for name, options in settings.items():
             adapter = adapters.get(name)
             if adapter is None:
@@ -356,6 +401,18 @@ class Gateway:
             count = sum(1 for entry in left if entry.platform == name)
             log.warning("platform %s: %d message(s) acknowledged before the restart wait in the "
                         "gateway inbox until it runs", name, count)  # fmt: skip
+        if waiting:
+            await self._release([entry for entry in left if entry.platform in waiting])
+        self._keeper = asyncio.get_running_loop().create_task(self._keep_claims(taken.held_until))
+
+    async def _release(self, entries: list[InboxEntry]) -> None:
+        """Let another gateway (one that runs their platform) take ``entries``."""
+        loop = asyncio.get_running_loop()
+        try:
+            await loop.run_in_executor(self._intake_pool(), self.worker.release, entries)
+        except Exception as error:
+            log.error("the gateway inbox claims could not be released: %s",
+                      " ".join(str(error).split()))  # fmt: skip
 
     def _problem(self, name: str, problem: str) -> None:
         self.platforms.append(PlatformState(name, False, problem))
@@ -372,6 +429,9 @@ class Gateway:
     async def stop(self) -> None:
         """Refuse new events, finish every turn delivered so far, then stop the adapters."""
         self.refuse_new()
+        if self._keeper is not None:
+            self._keeper.cancel()
+            await asyncio.gather(self._keeper, return_exceptions=True)
         while self._tasks:
             await asyncio.gather(*list(self._tasks), return_exceptions=True)
         from hermes_core.store.autotitle import defer_titles_while

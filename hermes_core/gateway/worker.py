@@ -27,10 +27,11 @@ from hermes_hookspecs import GatewayReply, Message, PlatformEvent, Session
 
 from hermes_core.agent import TurnEngine, TurnListener
 from hermes_core.store import SessionEvents, SessionStore, StoreError
-from hermes_core.store.inbox import Admission, InboxEntry
+from hermes_core.store.inbox import Admission, InboxEntry, Taken
 from hermes_core.store.protocol import Store
 from hermes_core.store.routed_sessions import RouteOrigin
 
+from .claims import Claimant, holder_alive
 from .commands import ChatCommand, parse_command
 from .inbox import event_json
 from .policy import ResetPolicy, TurnsInFlight
@@ -167,6 +168,8 @@ class EventWorker:
         self._opened: list[Store] = []
         self._opened_lock = threading.Lock()
         self._write_lock = threading.Lock()
+        self.claimant = Claimant()
+        """This process as the holder of the inbox rows it records and takes."""
 
     def _context(self) -> _ThreadContext:
         context: _ThreadContext | None = getattr(self._local, "context", None)
@@ -214,7 +217,11 @@ class EventWorker:
         claimed here; its turn goes on in it)."""
         router = self._context().router
         admission = router.table.inbox_add(
-            session_key, event.platform, event.message_id, event_json(event)
+            session_key,
+            event.platform,
+            event.message_id,
+            event_json(event),
+            claim=self.claimant.claim(),
         )
         current = None
         if busy and not admission.duplicate:
@@ -254,9 +261,21 @@ class EventWorker:
             return
         self.handle(event, session_key, bridge, cancel, admission.entry, admitted=True)
 
-    def pending(self, platforms: list[str]) -> list[InboxEntry]:
-        """The inbox rows of ``platforms`` a previous run left (blocking), oldest first."""
-        return self._context().router.table.inbox_pending(platforms)
+    def take(self, platforms: list[str]) -> Taken:
+        """Claim the inbox rows of ``platforms`` no live gateway holds (blocking): those a
+        previous run left, or another gateway on this store, dead now, had taken."""
+        return self._context().router.table.inbox_take(
+            platforms, self.claimant.claim(), holder_alive
+        )
+
+    def renew(self) -> None:
+        """Extend this process's claims on its inbox rows (blocking)."""
+        self._context().router.table.inbox_renew(self.claimant.claim())
+
+    def release(self, entries: list[InboxEntry]) -> None:
+        """Give up this process's claims on ``entries`` (blocking): their platform does not
+        run here, another gateway may take them."""
+        self._context().router.table.inbox_release([e.id for e in entries], self.claimant.owner)
 
     def forget(self, entry: InboxEntry) -> None:
         """Remove an inbox row (blocking): it cannot be turned (its event is unreadable)."""

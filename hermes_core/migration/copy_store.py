@@ -4,8 +4,10 @@ alone, so any backend migrates to any other (``state.db`` → PostgreSQL, and ba
 What is copied: every session with every field (ids, titles and where they came from, times,
 end reasons, lineage and delegate links, pins, archive flags, usage, workspace, metadata,
 model settings, system prompt), every message with every field, the gateway routing rows,
-the import bookkeeping, and every ``state_meta`` key (:meth:`Store.list_state`) except the
-two that describe the source store itself (:data:`SOURCE_ONLY_STATE_KEYS`). Message ids are
+the gateway inbox (messages a gateway acknowledged and has not turned yet: the target's
+gateway answers them), the import bookkeeping, and every ``state_meta`` key
+(:meth:`Store.list_state`) except those that describe the source store itself
+(:data:`SOURCE_ONLY_STATE_KEYS`) and the inbox rows' claims (held by gateways of the source). Message ids are
 renumbered by the target (each store numbers its own rows); their order is kept, and the
 marks of an unfinished import append (``import_append:…``, which name the last message kept)
 are renumbered with them.
@@ -32,10 +34,12 @@ from typing import TYPE_CHECKING, Any
 from hermes_core.lifecycle import state
 from hermes_core.store.errors import SessionNotFound, StoreError
 from hermes_core.store.imports import APPEND_MARK_PREFIX
+from hermes_core.store.inbox import CLAIM_PREFIX
 
 if TYPE_CHECKING:
     from hermes_hookspecs import Message, Session
 
+    from hermes_core.store.inbox import InboxEntry
     from hermes_core.store.protocol import Store
 
 SOURCE_ONLY_STATE_KEYS = frozenset({state.LOCK, state.LAST_VACUUM})
@@ -226,11 +230,19 @@ def migrate_store(
     routes = source.routing.records()
     for route in routes:
         target.routing.set_route(route)
+    inbox = source.routing.inbox_pending()
+    for entry in inbox:
+        # A row copied before (a second run), or whose turn the target holds, adds nothing.
+        target.routing.inbox_add(
+            entry.session_key, entry.platform, entry.message_id, entry.event,
+            now=entry.received_at,
+        )  # fmt: skip
     files = source.imports.load_files()
     for record in files.values():
         target.imports.update_file(record)
     target.write_state(_travelling_state(source, target))
     _verify(source, target, order, len(routes), len(files))
+    _verify_inbox(inbox, target)
     total_messages = source.stats().total_messages
     return MigrationReport(len(order), total_messages, copied, skipped, redone, len(routes),
                            len(files))  # fmt: skip
@@ -242,7 +254,7 @@ def _travelling_state(source: Store, target: Store) -> dict[str, str]:
     travelling = {
         key: value
         for key, value in source.list_state().items()
-        if key not in SOURCE_ONLY_STATE_KEYS
+        if key not in SOURCE_ONLY_STATE_KEYS and not key.startswith(CLAIM_PREFIX)
     }
     for key, value in travelling.items():
         if key.startswith(APPEND_MARK_PREFIX):
@@ -262,6 +274,19 @@ def _renumbered_mark(source: Store, target: Store, value: str) -> str:
         return value
     mark["last_id"] = target_ids[kept - 1] if 0 < kept <= len(target_ids) else 0
     return json.dumps(mark)
+
+
+def _verify_inbox(inbox: list[InboxEntry], target: Store) -> None:
+    """Every inbox row of the source is in the target's inbox, or its turn in the target."""
+    there = {(e.session_key, e.message_id) for e in target.routing.inbox_pending()}
+    for entry in inbox:
+        if (entry.session_key, entry.message_id) in there:
+            continue
+        if target.routing.delivered(entry.session_key, entry.message_id) is None:
+            raise MigrationError(
+                f"verification failed: the gateway inbox row of {entry.session_key} "
+                f"(message {entry.message_id}) is not in the target"
+            )
 
 
 def _verify(source: Store, target: Store, order: list[str], routes: int, files: int) -> None:

@@ -13,7 +13,10 @@ damage struck. :func:`merge` keeps every salvaged row and adds from the backup, 
   deleted one by one, only with their session); a message id the salvage already uses for
   another message stays the salvage's;
 * ``state_meta`` keys, routing rows and import records the salvage lacks (a link to a session
-  that is not kept is cleared).
+  that is not kept is cleared);
+* gateway inbox rows (messages acknowledged, not turned yet) the salvage lacks, by session key
+  and message id, with ids of the salvage's numbering; one whose turn the salvage holds is
+  harmless (the gateway finds it stored and drops it). The rows' claims are not merged.
 
 Then every session's counters are recomputed and the full-text indexes rebuilt.
 """
@@ -27,8 +30,10 @@ from pathlib import Path
 from . import counters, fulltext
 from .connection import read_only_uri, write_transaction
 from .failures import store_error
+from .inbox import CLAIM_PREFIX
 from .salvage import (
     IMPORT_COLUMNS,
+    INBOX_COLUMNS,
     MESSAGE_COLUMNS,
     ROUTING_COLUMNS,
     SESSION_COLUMNS,
@@ -156,7 +161,23 @@ def _add_other_rows(db: sqlite3.Connection) -> None:
         db.execute(
             f"INSERT INTO main.{table} ({names}) SELECT {names} FROM backup.{table} "
             f"WHERE {key} NOT IN (SELECT {key} FROM main.{table})"
+            + (" AND substr(key, 1, ?) != ?" if table == "state_meta" else ""),
+            (len(CLAIM_PREFIX), CLAIM_PREFIX) if table == "state_meta" else (),
         )
+    _add_inbox_rows(db)
+
+
+def _add_inbox_rows(db: sqlite3.Connection) -> None:
+    if not db.execute(
+        "SELECT 1 FROM backup.sqlite_master WHERE type = 'table' AND name = 'gateway_inbox'"
+    ).fetchone():
+        return  # a backup older than the inbox
+    names = ", ".join(INBOX_COLUMNS[1:])
+    db.execute(
+        f"INSERT INTO main.gateway_inbox ({names}) SELECT {names} FROM backup.gateway_inbox b "
+        "WHERE NOT EXISTS (SELECT 1 FROM main.gateway_inbox m "
+        "WHERE m.session_key = b.session_key AND m.message_id = b.message_id) ORDER BY b.id"
+    )
 
 
 def _clear_lost_links(db: sqlite3.Connection) -> None:

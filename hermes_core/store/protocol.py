@@ -22,7 +22,7 @@ and the value, and a batch with one bad message writes none of it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .database_imports import ImportedEntry
     from .handoffs import Handoff
     from .imports import ImportedTotals, ImportFileRecord
-    from .inbox import Admission, InboxEntry
+    from .inbox import Admission, InboxClaim, InboxEntry, Taken
     from .insight_rows import InsightRows
     from .maintenance import SizeSplit, StoreStats
     from .routed_sessions import KeyedSession, RepairRow, Route, RouteOrigin
@@ -285,8 +285,19 @@ class RoutingTable(Protocol):
         event: str,
         *,
         now: float | None = None,
+        claim: InboxClaim | None = None,
     ) -> Admission: ...
     def inbox_pending(self, platforms: Sequence[str] | None = None) -> list[InboxEntry]: ...
+    def inbox_take(
+        self,
+        platforms: Sequence[str],
+        claim: InboxClaim,
+        alive: Callable[[str], bool],
+        *,
+        now: float | None = None,
+    ) -> Taken: ...
+    def inbox_renew(self, claim: InboxClaim) -> int: ...
+    def inbox_release(self, entry_ids: Sequence[int], owner: str) -> None: ...
     def inbox_remove(self, entry_id: int) -> bool: ...
 
 

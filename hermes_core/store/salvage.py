@@ -6,8 +6,10 @@ short, a page overwritten, a garbage header). The damaged file is read with
 made with the normal schema and migrations:
 
 * rows of ``sessions``, ``messages``, ``system_prompts``, ``state_meta``,
-  ``gateway_routing`` and ``import_files``, from their b-trees and from leaf pages whose parent
-  page was lost (recognised by the shape of their rows);
+  ``gateway_routing``, ``gateway_inbox`` (messages a gateway acknowledged and had not turned
+  yet; the next gateway answers them) and ``import_files``, from their b-trees and from leaf
+  pages whose parent page was lost (recognised by the shape of their rows); the inbox rows'
+  claims (``state_meta``) are left behind, as a copy of the store leaves them;
 * a session whose row was lost but whose messages survived is rebuilt from what the file's
   indexes still say of it (id, title, origin, start and last activity, session key, parent),
   or from its messages alone (origin ``unknown``); it is marked ended and its ``metadata``
@@ -34,6 +36,7 @@ from pathlib import Path
 from . import counters, fulltext
 from .connection import holds_open, open_connection, write_transaction
 from .fileformat import LEAF_TABLE, BTreePage, PageFile, TreeWalk, Value, record_types
+from .inbox import CLAIM_PREFIX
 from .schema import migrate
 
 SESSION_COLUMNS = (
@@ -56,6 +59,8 @@ MESSAGE_COLUMNS = (
 PROMPT_COLUMNS = ("hash", "prompt")
 STATE_COLUMNS = ("key", "value")
 ROUTING_COLUMNS = ("session_key", "session_id", "platform", "origin", "updated_at", "expires_at")
+INBOX_COLUMNS = ("id", "session_key", "platform", "message_id", "event", "received_at")
+"""The columns of ``gateway_inbox`` (``id`` is the rowid: its record holds NULL there)."""
 IMPORT_COLUMNS = (
     "path", "importer", "size", "mtime_ns", "cursor", "foreign_id", "session_id", "state",
     "imported_at",
@@ -245,6 +250,12 @@ ROUTING = _Shape(
     ROUTING_COLUMNS,
     [(_TEXT,), _TEXT_OR_NULL, (_TEXT,), _TEXT_OR_NULL, _NUMBER, _NUMBER_OR_NULL],
 )
+INBOX = _Shape(
+    "gateway_inbox",
+    INBOX_COLUMNS,
+    [(_NULL,), (_TEXT,), (_TEXT,), _TEXT_OR_NULL, (_TEXT,), _NUMBER],
+    lambda values: str(values[4]).startswith("{"),
+)
 IMPORTS = _Shape(
     "import_files",
     IMPORT_COLUMNS,
@@ -267,7 +278,7 @@ SCHEMA = _Shape(
     [(_TEXT,), (_TEXT,), (_TEXT,), _INT_OR_NULL, _TEXT_OR_NULL],
     lambda values: values[0] in ("table", "index", "view", "trigger"),
 )
-TABLE_SHAPES = (SESSIONS, MESSAGES, PROMPTS, STATE, ROUTING, IMPORTS)
+TABLE_SHAPES = (SESSIONS, MESSAGES, PROMPTS, STATE, ROUTING, INBOX, IMPORTS)
 
 
 # ---------------------------------------------------------------------- reading
@@ -463,6 +474,8 @@ class _Salvager:
             self._keep_message(rowid, row)
         elif shape is SESSIONS:
             self.found.sessions.setdefault(str(row[0]), row)
+        elif shape is INBOX:
+            self.found.rows.setdefault(shape.table, {}).setdefault(rowid, (rowid, *row[1:]))
         else:
             self.found.rows.setdefault(shape.table, {}).setdefault(row[0], row)
 
@@ -497,8 +510,10 @@ class _Salvager:
         rows.extend(rebuilt.values())
         self._insert_sessions(rows)
         other: dict[str, int] = {}
-        for shape, session_column in ((STATE, None), (ROUTING, 1), (IMPORTS, 6)):
+        for shape, session_column in ((STATE, None), (ROUTING, 1), (INBOX, None), (IMPORTS, 6)):
             table_rows = list(found.rows.get(shape.table, {}).values())
+            if shape is STATE:
+                table_rows = [row for row in table_rows if not str(row[0]).startswith(CLAIM_PREFIX)]
             if session_column is not None:
                 table_rows = [
                     _without_lost_session(row, session_column, kept_ids) for row in table_rows

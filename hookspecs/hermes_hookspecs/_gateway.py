@@ -86,11 +86,14 @@ class DeliveryRefused(UserFacingError):
 
     ``stopping`` tells the two apart: True when the gateway is stopping (a polling adapter
     stops polling), False when this one event was not stored (the adapter backs off and
-    tries again; the platform will send it again)."""
+    tries again; the platform will send it again). ``store_down``: the store took no write
+    at all (a full disk, a read-only or unreachable store) — the event is not at fault, so
+    an adapter that gives up on an event refused again and again keeps trying this one."""
 
-    def __init__(self, reason: str, *, stopping: bool = False) -> None:
+    def __init__(self, reason: str, *, stopping: bool = False, store_down: bool = False) -> None:
         super().__init__(reason)
         self.stopping = stopping
+        self.store_down = store_down
 
 
 class Delivery(Protocol):

@@ -27,7 +27,13 @@ from store_helpers import LineReader, start_python
 
 from hermes_core.store import STATE_DB_NAME
 from hermes_core.store.fileformat import PageFile
-from hermes_core.store.salvage import MESSAGE_COLUMNS, SESSION_COLUMNS, SalvageReport, salvage
+from hermes_core.store.salvage import (
+    INBOX_COLUMNS,
+    MESSAGE_COLUMNS,
+    SESSION_COLUMNS,
+    SalvageReport,
+    salvage,
+)
 from hermes_core.store.schema import SCHEMA_VERSION
 
 
@@ -96,7 +102,11 @@ def test_salvage_knows_every_stored_column_of_the_schema(tmp_path: Path) -> None
 
     with SessionStore.open(tmp_path) as store:
         connection = store.connection
-        for table, known in (("sessions", SESSION_COLUMNS), ("messages", MESSAGE_COLUMNS)):
+        for table, known in (
+            ("sessions", SESSION_COLUMNS),
+            ("messages", MESSAGE_COLUMNS),
+            ("gateway_inbox", INBOX_COLUMNS),
+        ):
             stored = [
                 row[1]
                 for row in connection.execute(f"PRAGMA table_xinfo({table})")

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from fresh_venv import fresh_venv_with, listed_distributions, run_hermes
-from gateway_helpers import title_reply, user_texts
+from gateway_helpers import TITLE_MATCH, title_reply, user_texts
 from gateway_process import GatewayProcess, write_config
 from standins.imap_server import IMAPStandIn
 from standins.openai_server import OpenAIStandIn, Reply
@@ -205,3 +205,62 @@ def test_one_busy_conversation_does_not_hold_up_the_others(
         assert [m["To"] for m in answers][1:] == ["alice@example.com", "alice@example.com"]
         assert gateway.terminate() == 0
     assert sorted(imap.seen_uids()) == sorted(uids)
+
+
+def test_a_mail_marked_seen_before_a_kill_9_is_answered_once_after_the_restart(
+    tmp_path: Path, standin: OpenAIStandIn, mailboxes: tuple[IMAPStandIn, SMTPSink]
+) -> None:
+    """``\\Seen`` is set once the mail is in the gateway inbox; the IMAP server will not give
+    it again, so the next start answers it from the inbox (a new mail to the sender)."""
+    imap, smtp = mailboxes
+    release = threading.Event()
+    standin.add(
+        Reply(text="never finished", match="first question", hold=release, hold_after_chunks=0),
+        Reply(text="Answer to the second.", match="second question", times=None),
+    )
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(imap, smtp))
+
+    def mail(body: str, number: int) -> int:
+        message = EmailMessage()
+        message["From"], message["To"], message["Subject"] = "alice@example.com", BOT, "Plans"
+        message["Message-ID"] = f"<{number}.alice@example.com>"
+        message.set_content(body)
+        return imap.deliver(bytes(message))
+
+    def wait(condition: Any, what: str) -> None:
+        deadline = time.monotonic() + 30
+        while not condition():
+            assert time.monotonic() < deadline, what
+            time.sleep(0.05)
+
+    try:
+        with GatewayProcess(home) as gateway:
+            first = mail("first question", 1)
+            wait(lambda: any("first question" in str(b["messages"]) for b in standin.requests),
+                 "the first turn reached the model")  # fmt: skip
+            second = mail("second question", 2)  # waits behind the first answer
+            wait(lambda: set(imap.seen_uids()) == {first, second}, "both marked \\Seen")
+            gateway.kill()
+    finally:
+        release.set()
+    assert smtp.messages == []
+    with GatewayProcess(home) as gateway:
+        (answer,) = smtp.wait_for(1)
+        assert answer["To"] == "alice@example.com"
+        assert "Answer to the second." in answer.get_content()
+        assert gateway.terminate() == 0
+    with GatewayProcess(home) as gateway:  # nothing left to answer again
+        time.sleep(2)
+        assert gateway.terminate() == 0
+    assert len(smtp.messages) == 1 and "Traceback" not in gateway.log_text()
+    asked = [
+        b
+        for b in standin.requests
+        if "second question" in str(b["messages"][-1:]) and TITLE_MATCH not in str(b)
+    ]
+    assert len(asked) == 1
+    with SessionStore.open(home) as store:
+        (session,) = store.select_sessions()
+        assert user_texts(store.messages(session.id)) == ["first question", "second question"]
+        assert store.routing.inbox_pending() == []

@@ -20,6 +20,7 @@ from hermes_core.selection.filters import SessionFilter
 from hermes_core.store import SessionStore
 from hermes_core.store.backends import open_url
 from hermes_core.store.imports import ImportFileRecord
+from hermes_core.store.inbox import CLAIM_PREFIX, InboxClaim
 from hermes_core.store.protocol import Store
 from hermes_core.store.routing import RouteRecord
 
@@ -94,7 +95,9 @@ def test_everything_is_copied_and_verified(source: SessionStore, target: Store) 
         assert session_digest(target, session.id) == session_digest(source, session.id)
     assert target.routing.records() == source.routing.records()
     assert target.imports.load_files() == source.imports.load_files()
-    assert target.read_state([state.LAST_AUTO_PRUNE, state.LOCK]) == {state.LAST_AUTO_PRUNE: "123.5"}
+    assert target.read_state([state.LAST_AUTO_PRUNE, state.LOCK]) == {
+        state.LAST_AUTO_PRUNE: "123.5"
+    }
     assert target.resolve("my project") == source.resolve("my project")
     assert target.delegate_children(source.resolve("my project #2")) == source.delegate_children(
         source.resolve("my project #2")
@@ -224,3 +227,35 @@ def test_a_store_holding_a_hostile_legacy_id_is_refused_in_one_line_before_any_w
     if target.exists():
         with SessionStore.open(target.parent) as written:
             assert written.count_sessions() == 0
+
+
+def test_messages_waiting_in_the_gateway_inbox_are_migrated_without_their_claims(
+    tmp_path: Path, backend_url: str
+) -> None:
+    """Acknowledged, not yet turned: the target's gateway answers them. Claims name gateways
+    of the source store and stay behind; a second run copies nothing twice."""
+    home = tmp_path / "home"
+    with SessionStore.open(home) as store:
+        session = store.create_session("telegram", gateway=True, chat_id="7", chat_type="dm")
+        store.routing.set_route(RouteRecord("agent:main:telegram:dm:7", session.id, "telegram",
+                                            '{"chat_id": "7"}', 10.0, None))  # fmt: skip
+        claim = InboxClaim("gone.example/1/0ff", 99.0)
+        first = store.routing.inbox_add("agent:main:telegram:dm:7", "telegram", "41",
+                                        '{"text": "hello"}', now=50.0, claim=claim)  # fmt: skip
+        store.routing.inbox_add("agent:main:telegram:dm:7", "telegram", None,
+                                '{"text": "no id"}', now=51.0)  # fmt: skip
+        rows = store.routing.inbox_pending()
+    assert first.entry is not None and len(rows) == 2
+    for _ in range(2):
+        done = _hermes(home, "sessions", "migrate", "--to", backend_url)
+        assert done.returncode == 0, done.stderr
+    target = open_url(backend_url, host=PluginHost())
+    try:
+        copied = target.routing.inbox_pending()
+        assert [(e.session_key, e.platform, e.message_id, e.event, e.received_at)
+                for e in copied] == [
+            (e.session_key, e.platform, e.message_id, e.event, e.received_at) for e in rows
+        ]  # fmt: skip
+        assert target.list_state(CLAIM_PREFIX) == {}
+    finally:
+        target.close()

@@ -4,11 +4,12 @@ message id once per session key, rows in the order received, on every backend.""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from conformance_types import StoreFactory
 from hermes_hookspecs import Message
 
-from hermes_core.store.inbox import INBOX_MESSAGE_PREFIX
+from hermes_core.store.inbox import CLAIM_PREFIX, INBOX_MESSAGE_PREFIX, InboxClaim, claim_key
 from hermes_core.store.protocol import Store
 from hermes_core.store.routed_sessions import RouteOrigin
 
@@ -84,3 +85,31 @@ def test_rows_persist_across_reopening(store: Store, store_factory: StoreFactory
     assert entry is not None
     store.close()
     assert store_factory().routing.inbox_pending() == [entry]
+
+
+def test_a_row_is_taken_by_one_claimant_until_its_claim_runs_out_or_its_holder_dies(
+    store: Store,
+) -> None:
+    table = store.routing
+    mine, theirs = InboxClaim("here/1/a", 200.0), InboxClaim("there/2/b", 200.0)
+    held = table.inbox_add(KEY, "telegram", "m-1", event("one"), now=100.0, claim=theirs).entry
+    free = table.inbox_add(OTHER, "telegram", "m-2", event("two"), now=101.0).entry
+    assert held is not None and free is not None
+    both_alive: Callable[[str], bool] = lambda owner: True  # noqa: E731
+    taken = table.inbox_take(["telegram"], mine, both_alive, now=150.0)
+    assert taken.entries == [free] and taken.held_until == 200.0
+    # Taken already: nobody else gets it, and it is not taken twice by its holder.
+    assert table.inbox_take(["telegram"], theirs, both_alive, now=150.0).entries == []
+    assert table.inbox_take(["telegram"], mine, both_alive, now=150.0).entries == []
+    # A holder that is gone, or a claim that ran out: taken.
+    assert table.inbox_take(["telegram"], mine, lambda o: o != theirs.owner, now=150.0).entries == [
+        held
+    ]
+    assert store.list_state(CLAIM_PREFIX) == {
+        claim_key(held.id): mine.text, claim_key(free.id): mine.text
+    }  # fmt: skip
+    assert table.inbox_renew(InboxClaim(mine.owner, 300.0)) == 2
+    table.inbox_release([held.id], mine.owner)
+    assert table.inbox_take(["telegram"], theirs, both_alive, now=250.0).entries == [held]
+    assert table.inbox_remove(free.id) and table.inbox_remove(held.id)
+    assert store.list_state(CLAIM_PREFIX) == {}

@@ -36,7 +36,7 @@ Functions and plain objects, never a base class (an adapter subclasses nothing):
 from __future__ import annotations
 
 from ._cursors import STATE_FOLDER, CursorFile
-from ._delivery import AnswerTasks, answer_text, is_stopping, unless_too_old
+from ._delivery import AnswerTasks, answer_text, is_stopping, store_down, unless_too_old
 from ._intake import (
     MAX_CALLBACK_BYTES,
     Handler,
@@ -75,5 +75,6 @@ __all__ = [
     "sleep_unless",
     "split_text",
     "start_http_server",
+    "store_down",
     "unless_too_old",
 ]

@@ -17,6 +17,12 @@ def is_stopping(error: DeliveryRefused) -> bool:
     return bool(getattr(error, "stopping", False))
 
 
+def store_down(error: DeliveryRefused) -> bool:
+    """True when the store took no write at all (a full disk…): not the event's fault — keep
+    trying it (with a pause), never skip it."""
+    return bool(getattr(error, "store_down", False))
+
+
 def answer_text(reply: GatewayReply, *, failure: str = "⚠ The agent could not answer: ") -> str:
     """What a chat adapter posts for ``reply``: its text; ``failure`` + the error when the
     model could not answer; nothing for a message the platform sent again (the gateway had

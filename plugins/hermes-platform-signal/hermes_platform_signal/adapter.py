@@ -40,6 +40,7 @@ from hermes_hookspecs.adapter_kit import (
     answer_text,
     is_stopping,
     one_line,
+    store_down,
     unless_too_old,
 )
 
@@ -207,15 +208,17 @@ class SignalAdapter:
                     self._stopping.set()  # the gateway stops: so does reading
                     self._seen.dropped(message_id)
                     return
-                if self._order.refused(key):
+                down = store_down(error)  # not this message's fault: never skipped for it
+                if not down and self._order.refused(key):
                     log.error("signal: message %s skipped: it could not be stored three times "
                               "(%s)", message_id, error)  # fmt: skip
                     self._seen.taken(message_id)
                     self._stored(key)
                     return
                 seconds = self._refusal_pause.next_pause()
-                log.warning("signal: message %s not stored (%s); trying again in %.0fs",
-                            message_id, error, seconds)  # fmt: skip
+                if not down:  # the gateway said it once for all of them
+                    log.warning("signal: message %s not stored (%s); trying again in %.0fs",
+                                message_id, error, seconds)  # fmt: skip
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._stopping.wait(), seconds)
         self._refusal_pause.reset()

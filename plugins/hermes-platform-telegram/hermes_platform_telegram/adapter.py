@@ -56,6 +56,7 @@ from hermes_hookspecs.adapter_kit import (
     retry_transient,
     sleep_unless,
     split_text,
+    store_down,
     unless_too_old,
 )
 
@@ -324,14 +325,16 @@ class TelegramAdapter:
                 self._stopping.set()  # the gateway stops: so does polling
                 self._progress.set()
                 return
-            if self._batch.refused(update_id):
+            down = store_down(error)  # not this update's fault: never skipped for it
+            if not down and self._batch.refused(update_id):
                 log.error("telegram: update %d skipped: it could not be stored three times (%s)",
                           update_id, error)  # fmt: skip
                 self._stored(update_id)
                 return
             seconds = self._refusal_pause.next_pause()
-            log.warning("telegram: update %d not stored (%s); trying again in %.0fs",
-                        update_id, error, seconds)  # fmt: skip
+            if not down:  # the gateway said it once for all of them
+                log.warning("telegram: update %d not stored (%s); trying again in %.0fs",
+                            update_id, error, seconds)  # fmt: skip
             # The offset stays before it: the next poll returns it, taken again after the pause.
             await sleep_unless(seconds, self._stopping)
             self._recent.dropped(str(update_id))
