@@ -199,6 +199,30 @@ def migrate_store(
     order = list(source.iter_parents_first(SessionFilter()))
     _check_ids(order)
     _check_target(set(order), target)
+    with target.imports.bulk_load():
+        copied, skipped, redone = _copy_all(source, target, order, batch, on_progress)
+    routes = source.routing.records()
+    for route in routes:
+        target.routing.set_route(route)
+    files = source.imports.load_files()
+    for record in files.values():
+        target.imports.update_file(record)
+    target.write_state(_travelling_state(source, target))
+    _verify(source, target, order, len(routes), len(files))
+    total_messages = source.stats().total_messages
+    return MigrationReport(len(order), total_messages, copied, skipped, redone, len(routes),
+                           len(files))  # fmt: skip
+
+
+def _copy_all(
+    source: Store,
+    target: Store,
+    order: list[str],
+    batch: int,
+    on_progress: Callable[[MigrationProgress], None] | None,
+) -> tuple[int, int, int]:
+    """Copy every session of ``order`` not already whole in ``target`` (parents first);
+    returns how many sessions were copied, skipped (already whole) and redone."""
     copied = skipped = redone = messages = 0
     for done, session_id in enumerate(order, start=1):
         try:
@@ -223,17 +247,7 @@ def migrate_store(
             target.get_session(session_id)
         except SessionNotFound:
             messages += _copy_checked(source, target, session_id, batch)
-    routes = source.routing.records()
-    for route in routes:
-        target.routing.set_route(route)
-    files = source.imports.load_files()
-    for record in files.values():
-        target.imports.update_file(record)
-    target.write_state(_travelling_state(source, target))
-    _verify(source, target, order, len(routes), len(files))
-    total_messages = source.stats().total_messages
-    return MigrationReport(len(order), total_messages, copied, skipped, redone, len(routes),
-                           len(files))  # fmt: skip
+    return copied, skipped, redone
 
 
 def _travelling_state(source: Store, target: Store) -> dict[str, str]:
