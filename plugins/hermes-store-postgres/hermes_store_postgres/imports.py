@@ -116,21 +116,33 @@ class PostgresImportBookkeeping(ImportRows):
         if self._deferred:
             self._deferred = False
             schema.build_fulltext_indexes(self._db)
-            self._analyze()
+            self._analyze(vacuum=True)
         elif self._loaded_since_analyze:
             self._analyze()
 
     def _loaded(self, messages: int) -> None:
         self._loaded_since_analyze += messages
-        if self._loaded_since_analyze >= self._analyze_at:
-            self._analyze()
+        if self._loaded_since_analyze >= self._analyze_at and not self._deferred:
+            self._analyze()  # (while the indexes wait, the end of the load analyses once)
 
-    def _analyze(self) -> None:
+    def _analyze(self, *, vacuum: bool = False) -> None:
         """``ANALYZE`` the tables a bulk load grows, so searches right after it are planned
         on what the tables hold now (autovacuum would get there, minutes later, on a busy
         server). Its sample is bounded (300 × the statistics target rows), so it costs about
-        the same at any size; the next refresh comes after half as many messages again."""
-        self._db.execute("ANALYZE messages, sessions")
+        the same at any size; the next refresh comes after half as many messages again.
+
+        ``vacuum``: at the end of a load into a (nearly) empty store, ``VACUUM (ANALYZE)``
+        the messages instead, when no transaction is open: the load's rows are then marked
+        visible to all once (the first reads after a load would otherwise do it, page by page,
+        and autovacuum would read the whole table again right after, beside the searches)."""
+        import psycopg
+
+        idle = self._db.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        if vacuum and idle:
+            self._db.execute("VACUUM (ANALYZE) messages")
+            self._db.execute("ANALYZE sessions")
+        else:
+            self._db.execute("ANALYZE messages, sessions")
         row = self._db.execute(
             "SELECT reltuples FROM pg_class WHERE oid = 'messages'::regclass"
         ).fetchone()
