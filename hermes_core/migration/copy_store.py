@@ -14,7 +14,9 @@ How: parents before children (the links must point at copied rows), each session
 first, then its messages in batches of ``batch`` (one transaction each). An interruption
 leaves at most one session half-copied; running again skips every session already whole in
 the target (same :func:`session_digest`), and deletes and copies again one that is not.
-At the end every count and every session's digest is compared; a difference raises
+The copy runs as one bulk load of the target (``target.imports.bulk_load()``): a
+PostgreSQL target holding few messages builds its full-text indexes once at the end. At the
+end every count and every session's digest is compared; a difference raises
 :class:`MigrationError`. A target holding sessions the source does not have is refused
 before anything is written. Plugins hear nothing: the sessions were started (and ended)
 before, in the source.

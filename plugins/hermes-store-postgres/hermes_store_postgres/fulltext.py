@@ -49,10 +49,9 @@ PAIR_MAX_BYTES = 1000
 """Word pairs longer than this are not looked up (schemas 2–8 did not index them)."""
 PAIR_KEY_BITS = 18
 """A word pair's key in the pair index (schema 9) is ``hashtext(pair)`` cut to this many bits:
-2**18 keys, shared by many pairs, so the index stays about the size of the word index and
-builds and grows at a few times its cost (a key per distinct pair — 20k messages held 3.6M
-of them — made it 9× the word index and 30× slower to build). A key says "maybe": every
-candidate's positions are checked (``ts_match_vq``)."""
+2**18 keys, shared by many pairs: the index is ≈ 3× the word index's size, where a key per
+distinct pair (20k messages held 3.6M pair positions) made it 9×, and builds ≈ 3.5× faster
+than that. A key says "maybe": every candidate's positions are checked (``ts_match_vq``)."""
 PAIR_INDEX_SQL = "hermes_pair_keys(search_words)"
 """The expression of the pair index (see :mod:`.schema`); a query names it as written here."""
 PAIR_KEYS_SQL = "hermes_phrase_keys(%s::text[])"
