@@ -201,8 +201,31 @@ def migrate_store(
     order = list(source.iter_parents_first(SessionFilter()))
     _check_ids(order)
     _check_target(set(order), target)
-    with target.imports.bulk_load():
-        copied, skipped, redone = _copy_all(source, target, order, batch, on_progress)
+    copied = skipped = redone = messages = 0
+    with target.imports.bulk_load():  # the indexes of a new store are built at its end
+        for done, session_id in enumerate(order, start=1):
+            try:
+                existing: str | None = session_digest(target, session_id)
+            except SessionNotFound:
+                existing = None
+            if existing is not None and existing == session_digest(source, session_id):
+                skipped += 1
+            else:
+                if existing is not None:
+                    # Half-copied by an interrupted run (or its parent was redone): start over.
+                    # Its delegates go too and are copied again when their turn comes.
+                    target.delete_sessions([session_id])
+                    redone += 1
+                messages += _copy_checked(source, target, session_id, batch)
+                copied += 1
+            if on_progress is not None:
+                on_progress(MigrationProgress(done, len(order), copied, skipped, messages))
+        # Delegates deleted with a redone parent after their own turn are copied again now.
+        for session_id in order:
+            try:
+                target.get_session(session_id)
+            except SessionNotFound:
+                messages += _copy_checked(source, target, session_id, batch)
     routes = source.routing.records()
     for route in routes:
         target.routing.set_route(route)
@@ -214,42 +237,6 @@ def migrate_store(
     total_messages = source.stats().total_messages
     return MigrationReport(len(order), total_messages, copied, skipped, redone, len(routes),
                            len(files))  # fmt: skip
-
-
-def _copy_all(
-    source: Store,
-    target: Store,
-    order: list[str],
-    batch: int,
-    on_progress: Callable[[MigrationProgress], None] | None,
-) -> tuple[int, int, int]:
-    """Copy every session of ``order`` not already whole in ``target`` (parents first);
-    returns how many sessions were copied, skipped (already whole) and redone."""
-    copied = skipped = redone = messages = 0
-    for done, session_id in enumerate(order, start=1):
-        try:
-            existing: str | None = session_digest(target, session_id)
-        except SessionNotFound:
-            existing = None
-        if existing is not None and existing == session_digest(source, session_id):
-            skipped += 1
-        else:
-            if existing is not None:
-                # Half-copied by an interrupted run (or its parent was redone): start over.
-                # Its delegates go too and are copied again when their turn comes.
-                target.delete_sessions([session_id])
-                redone += 1
-            messages += _copy_checked(source, target, session_id, batch)
-            copied += 1
-        if on_progress is not None:
-            on_progress(MigrationProgress(done, len(order), copied, skipped, messages))
-    # Delegates deleted with a redone parent after their own turn are copied again now.
-    for session_id in order:
-        try:
-            target.get_session(session_id)
-        except SessionNotFound:
-            messages += _copy_checked(source, target, session_id, batch)
-    return copied, skipped, redone
 
 
 def _travelling_state(source: Store, target: Store) -> dict[str, str]:

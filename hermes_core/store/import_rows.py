@@ -120,12 +120,6 @@ class ImportRows(ABC):
         """After a batch of ``messages`` was appended (a backend may refresh its planner's
         statistics as a bulk load grows the tables)."""
 
-    def bulk_load(self) -> AbstractContextManager[None]:
-        """A ``with`` block around a bulk load (a restore, an import of many logs, a
-        migration): a backend may keep its indexes up once at the end instead of row by row.
-        Nothing here (SQLite's full-text index takes rows as fast as it is built)."""
-        return contextlib.nullcontext()
-
     # ------------------------------------------------------------------ bookkeeping rows
 
     def load_files(self) -> dict[str, ImportFileRecord]:
@@ -509,3 +503,11 @@ class ImportRows(ABC):
         if row is None:
             raise SessionNotFound(f"no session {session_id}")
         return session_from_row(row)
+
+    # ------------------------------------------------------------------ bulk loads
+
+    def bulk_load(self) -> AbstractContextManager[None]:
+        """A ``with`` block around a bulk load (a restore, an import of many logs, a
+        migration): a backend may keep its indexes up once at the end instead of row by row.
+        Nothing here (SQLite's full-text index takes rows as fast as it is built)."""
+        return contextlib.nullcontext()
