@@ -102,18 +102,19 @@ def register(sessions: typer.Typer) -> None:
             raise typer.Exit(EXIT_NOTHING_TO_DO)
         run = ImportRun(context.store)
         summary = ImportSummary()
-        if paths:
-            _import_paths(run, summary, paths, importers, forced)
-        elif all_:
-            _import_everything(run, summary, importers, from_)
-        elif forced is not None and is_database_importer(forced):
-            _import_default_store(run, summary, forced)
-        else:
-            chosen = pick_foreign_logs(importers, from_, skip=run.is_own_store)
-            if chosen is None:
-                return
-            for log in chosen:
-                _report(run.import_file(log.candidate.path, log.importer), summary)
+        with run.bulk_load():
+            if paths:
+                _import_paths(run, summary, paths, importers, forced)
+            elif all_:
+                _import_everything(run, summary, importers, from_)
+            elif forced is not None and is_database_importer(forced):
+                _import_default_store(run, summary, forced)
+            else:
+                chosen = pick_foreign_logs(importers, from_, skip=run.is_own_store)
+                if chosen is None:
+                    return
+                for log in chosen:
+                    _report(run.import_file(log.candidate.path, log.importer), summary)
         echo(summary.line())
         for line in (summary.skipped_line(), summary.repaired_line()):
             if line:

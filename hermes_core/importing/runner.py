@@ -23,6 +23,7 @@ import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -97,6 +98,12 @@ class ImportRun:
         self.records: dict[str, ImportFileRecord] = bookkeeping.load_files()
         self._unfinished_appends = bookkeeping.pending_appends()
         self._own_files: frozenset[tuple[int, int]] | None = None
+
+    def bulk_load(self) -> AbstractContextManager[None]:
+        """A ``with`` block around the imports of one invocation: a store may build its
+        indexes once at the end instead of row by row (PostgreSQL, when it holds few
+        messages; see :meth:`~hermes_core.store.protocol.ImportBookkeeping.bulk_load`)."""
+        return self._store.bulk_load()
 
     def bookkeeping_key(self, path: Path) -> str:
         """The key a file is remembered by: its absolute path (symlinks not resolved, so a

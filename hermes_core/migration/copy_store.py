@@ -16,7 +16,9 @@ How: parents before children (the links must point at copied rows), each session
 first, then its messages in batches of ``batch`` (one transaction each). An interruption
 leaves at most one session half-copied; running again skips every session already whole in
 the target (same :func:`session_digest`), and deletes and copies again one that is not.
-At the end every count and every session's digest is compared; a difference raises
+The copy runs as one bulk load of the target (``target.imports.bulk_load()``): a
+PostgreSQL target holding few messages builds its full-text indexes once at the end. At the
+end every count and every session's digest is compared; a difference raises
 :class:`MigrationError`. A target holding sessions the source does not have is refused
 before anything is written. Plugins hear nothing: the sessions were started (and ended)
 before, in the source.
@@ -204,29 +206,30 @@ def migrate_store(
     _check_ids(order)
     _check_target(set(order), target)
     copied = skipped = redone = messages = 0
-    for done, session_id in enumerate(order, start=1):
-        try:
-            existing: str | None = session_digest(target, session_id)
-        except SessionNotFound:
-            existing = None
-        if existing is not None and existing == session_digest(source, session_id):
-            skipped += 1
-        else:
-            if existing is not None:
-                # Half-copied by an interrupted run (or its parent was redone): start over.
-                # Its delegates go too and are copied again when their turn comes.
-                target.delete_sessions([session_id])
-                redone += 1
-            messages += _copy_checked(source, target, session_id, batch)
-            copied += 1
-        if on_progress is not None:
-            on_progress(MigrationProgress(done, len(order), copied, skipped, messages))
-    # Delegates deleted with a redone parent after their own turn are copied again now.
-    for session_id in order:
-        try:
-            target.get_session(session_id)
-        except SessionNotFound:
-            messages += _copy_checked(source, target, session_id, batch)
+    with target.imports.bulk_load():  # the indexes of a new store are built at its end
+        for done, session_id in enumerate(order, start=1):
+            try:
+                existing: str | None = session_digest(target, session_id)
+            except SessionNotFound:
+                existing = None
+            if existing is not None and existing == session_digest(source, session_id):
+                skipped += 1
+            else:
+                if existing is not None:
+                    # Half-copied by an interrupted run (or its parent was redone): start over.
+                    # Its delegates go too and are copied again when their turn comes.
+                    target.delete_sessions([session_id])
+                    redone += 1
+                messages += _copy_checked(source, target, session_id, batch)
+                copied += 1
+            if on_progress is not None:
+                on_progress(MigrationProgress(done, len(order), copied, skipped, messages))
+        # Delegates deleted with a redone parent after their own turn are copied again now.
+        for session_id in order:
+            try:
+                target.get_session(session_id)
+            except SessionNotFound:
+                messages += _copy_checked(source, target, session_id, batch)
     routes = source.routing.records()
     for route in routes:
         target.routing.set_route(route)

@@ -24,6 +24,7 @@ values, a float parameter that may be NULL, locking a row it is about to change.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 from abc import ABC, abstractmethod
@@ -502,3 +503,11 @@ class ImportRows(ABC):
         if row is None:
             raise SessionNotFound(f"no session {session_id}")
         return session_from_row(row)
+
+    # ------------------------------------------------------------------ bulk loads
+
+    def bulk_load(self) -> AbstractContextManager[None]:
+        """A ``with`` block around a bulk load (a restore, an import of many logs, a
+        migration): a backend may keep its indexes up once at the end instead of row by row.
+        Nothing here (SQLite's full-text index takes rows as fast as it is built)."""
+        return contextlib.nullcontext()

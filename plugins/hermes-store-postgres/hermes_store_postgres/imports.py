@@ -2,11 +2,14 @@
 written once for every backend (:class:`hermes_core.store.import_rows.ImportRows`); this gives
 them PostgreSQL's primitives: its transactions, message batches (``COPY`` for bulk loads, see
 :mod:`.writes`), ``jsonb`` paths, and a row lock where several writers run at once — plus a
-refresh of the planner's statistics as a bulk load grows the tables."""
+refresh of the planner's statistics as a bulk load grows the tables, and, for a bulk load
+into a store of few messages, the full-text indexes built once at the end (see
+:meth:`PostgresImportBookkeeping.bulk_load`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -14,7 +17,7 @@ from hermes_hookspecs import Message, StoreEvents
 
 from hermes_core.store.import_rows import ImportRows
 
-from . import writes
+from . import schema, writes
 from .statements import PostgresSql
 
 if TYPE_CHECKING:
@@ -23,6 +26,10 @@ if TYPE_CHECKING:
 ANALYZE_AFTER_MESSAGES = 20_000
 """A bulk load (import, restore, migration) refreshes the planner's statistics after this many
 messages, and after every half again of what the table held at the last refresh."""
+DEFER_INDEXES_BELOW = 20_000
+"""A bulk load into a store holding fewer messages than this drops the full-text indexes and
+builds them at the end (over at most this many messages more than it loaded): building a
+GIN index over a table costs a fraction of keeping it up row by row."""
 
 
 def _database_errors() -> tuple[type[Exception], ...]:
@@ -47,6 +54,10 @@ class PostgresImportBookkeeping(ImportRows):
         self._created: set[str] = set()
         self._loaded_since_analyze = 0
         self._analyze_at = ANALYZE_AFTER_MESSAGES
+        self._bulk = False
+        """Inside :meth:`bulk_load`; its first batch decides whether the indexes wait."""
+        self._deferred = False
+        """The full-text indexes were dropped for this bulk load and wait for its end."""
         self.database_errors = _database_errors()
 
     def _transaction(self) -> AbstractContextManager[object]:
@@ -61,23 +72,71 @@ class PostgresImportBookkeeping(ImportRows):
     def _insert_messages(
         self, session_id: str, messages: Sequence[Message], default_timestamp: float
     ) -> None:
+        if self._bulk:
+            self._bulk = False  # decided once per load
+            self._deferred = self._few_messages() and schema.defer_fulltext_indexes(self._db)
         inserted = writes.insert_messages(self._db, session_id, messages, default_timestamp)
         writes.add_to_counters(self._db, session_id, inserted)
 
     def _unindex_messages(self, where: str, params: Sequence[object]) -> None:
         """Nothing: a message's search columns go with its row."""
 
-    def _loaded(self, messages: int) -> None:
-        self._loaded_since_analyze += messages
-        if self._loaded_since_analyze >= self._analyze_at:
+    @contextlib.contextmanager
+    def bulk_load(self) -> Iterator[None]:
+        """A bulk load: when its first batch finds fewer than :data:`DEFER_INDEXES_BELOW`
+        messages in the store, the full-text indexes are dropped
+        (:func:`.schema.defer_fulltext_indexes`) and built over everything when the block
+        ends, however it ends; a process killed before leaves them to the next open. The
+        planner's statistics are refreshed at the end too, so searches right after the load
+        are planned on what it loaded."""
+        self._bulk = True
+        try:
+            yield
+        except BaseException:
+            self._bulk = False
+            with contextlib.suppress(Exception):  # the load's own failure is the one to tell
+                self._end_bulk_load()
+            raise
+        self._bulk = False
+        self._end_bulk_load()
+
+    def _few_messages(self) -> bool:
+        row = self._db.execute(
+            "SELECT count(*) FROM (SELECT FROM messages LIMIT %s) few", (DEFER_INDEXES_BELOW,)
+        ).fetchone()
+        return row is not None and int(row[0]) < DEFER_INDEXES_BELOW
+
+    def _end_bulk_load(self) -> None:
+        if self._deferred:
+            self._deferred = False
+            schema.build_fulltext_indexes(self._db)
+            self._analyze(vacuum=True)
+        elif self._loaded_since_analyze:
             self._analyze()
 
-    def _analyze(self) -> None:
+    def _loaded(self, messages: int) -> None:
+        self._loaded_since_analyze += messages
+        if self._loaded_since_analyze >= self._analyze_at and not self._deferred:
+            self._analyze()  # (while the indexes wait, the end of the load analyses once)
+
+    def _analyze(self, *, vacuum: bool = False) -> None:
         """``ANALYZE`` the tables a bulk load grows, so searches right after it are planned
         on what the tables hold now (autovacuum would get there, minutes later, on a busy
         server). Its sample is bounded (300 × the statistics target rows), so it costs about
-        the same at any size; the next refresh comes after half as many messages again."""
-        self._db.execute("ANALYZE messages, sessions")
+        the same at any size; the next refresh comes after half as many messages again.
+
+        ``vacuum``: at the end of a load into a (nearly) empty store, ``VACUUM (ANALYZE)``
+        the messages instead, when no transaction is open: the load's rows are then marked
+        visible to all once (the first reads after a load would otherwise do it, page by page,
+        and autovacuum would read the whole table again right after, beside the searches)."""
+        import psycopg
+
+        idle = self._db.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        if vacuum and idle:
+            self._db.execute("VACUUM (ANALYZE) messages")
+            self._db.execute("ANALYZE sessions")
+        else:
+            self._db.execute("ANALYZE messages, sessions")
         row = self._db.execute(
             "SELECT reltuples FROM pg_class WHERE oid = 'messages'::regclass"
         ).fetchone()

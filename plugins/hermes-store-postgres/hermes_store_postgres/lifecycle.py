@@ -38,7 +38,7 @@ TABLES = ("sessions", "messages", "system_prompts", "gateway_routing", "state_me
           "import_files", "hermes_schema_version")  # fmt: skip
 
 
-_FULLTEXT_INDEXES = ("idx_messages_words", "idx_messages_pairs", "idx_messages_cjk")
+_FULLTEXT_INDEXES = ("idx_messages_words", "idx_messages_pair_keys", "idx_messages_cjk")
 
 
 class PostgresLifecycle(LifecycleRows):
@@ -116,8 +116,10 @@ class PostgresLifecycle(LifecycleRows):
 
     def size_split(self) -> SizeSplit:
         """Messages (heap, TOAST, key indexes), the full-text indexes (words, phrase pairs,
-        CJK), everything else."""
-        indexes = " + ".join(f"pg_relation_size('{index}')" for index in _FULLTEXT_INDEXES)
+        CJK), everything else. An index a bulk load has dropped until its end counts 0."""
+        indexes = " + ".join(
+            f"coalesce(pg_relation_size(to_regclass('{index}')), 0)" for index in _FULLTEXT_INDEXES
+        )
         row = self._db.execute(
             f"SELECT pg_total_relation_size('messages') - ({indexes}), {indexes}"
         ).fetchone()

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_core.store.protocol import HitRow
 from hermes_core.store.search_rows import SearchRows
 
-from .fulltext import PAIR_INDEX_SQL, QueryTerms, snippet, to_tsquery_text
+from .fulltext import PAIR_INDEX_SQL, PAIR_KEYS_SQL, QueryTerms, snippet, to_tsquery_text
 from .schema import CONVERSATION_ROLES, CONVERSATION_ROLES_SQL
 from .selection_sql import build_where
 from .statements import PostgresSql
@@ -96,21 +96,20 @@ def _match(terms: QueryTerms, query: str, alias: str = "", *, pairs: bool = True
     """The condition "the message matches" (``query``: the tsquery's SQL) and its parameters.
 
     A query whose phrases require word pairs (:attr:`QueryTerms.pairs`) takes its candidates
-    from the pair index and checks each one's positions with ``ts_match_vq`` — the function
-    form of ``@@``, which the planner cannot send to the word index: a bitmap over both
-    indexes would recheck every candidate against the pair expression, computing it anew.
-    ``pairs=False`` (a walk over the newest messages, where most match) leaves the pairs out.
-
-    When the pairs decide the match (:attr:`QueryTerms.pairs_decide`: two-word phrases only)
-    the positions are not checked at all: the candidates are the matches, and no candidate's
-    ``tsvector`` is read (reading one costs as much as the rest of its row)."""
+    from the pair index (the keys of its pairs, hashed on the server as the index hashes them)
+    and checks each one's positions with ``ts_match_vq`` — the function form of ``@@``, which
+    the planner cannot send to the word index: a bitmap over both indexes would recheck every
+    candidate against the pair expression, computing it anew. A key stands for several pairs,
+    so the check is what decides. ``pairs=False`` (a walk over the newest messages, where most
+    match) leaves the pairs out."""
     words = f"{alias}search_words"
     if not (pairs and terms.pairs):
         return f"{words} @@ {query}", []
     expression = PAIR_INDEX_SQL.replace("search_words", words)
-    if terms.pairs_decide:  # the query stays (unread) so the parameters are the same
-        return f"{expression} @> %s::text[] AND {query} IS NOT NULL", [list(terms.pairs)]
-    return f"{expression} @> %s::text[] AND ts_match_vq({words}, {query})", [list(terms.pairs)]
+    return (
+        f"{expression} @> {PAIR_KEYS_SQL} AND ts_match_vq({words}, {query})",
+        [list(terms.pairs)],
+    )
 
 
 def _occurrences_sql(terms: QueryTerms) -> tuple[str, list[object]]:
