@@ -48,7 +48,7 @@ from .claims import RENEW_SECONDS
 from .commands import parse_command
 from .delivery import DeliveryBridge, EventDelivery
 from .inbox import event_from_json
-from .worker import EventWorker
+from .worker import EventWorker, NotAdmitted
 
 log = logging.getLogger("hermes.gateway")
 
@@ -199,21 +199,10 @@ class Gateway:
         try:
             intake = await loop.run_in_executor(self._intake_pool(), admit)
         except Exception as error:
-            line = " ".join(str(error).split()) or type(error).__name__
-            down = isinstance(error, StoreFull | StoreReadOnly | StoreUnavailable)
-            if not down:
-                log.error("%s: %s", key, line)
-            elif not self._store_down:
-                # One line while it lasts: every message meanwhile is refused the same way.
-                log.error("the gateway inbox takes no writes (%s): messages are not "
-                          "acknowledged until it does; their platforms send them again", line)  # fmt: skip
-            self._store_down = self._store_down or down
-            delivery.not_stored(f"the event could not be stored: {line}", store_down=down)
+            self._not_admitted(key, error, delivery)
             self._leave(key, chat)
             return
-        if self._store_down:
-            self._store_down = False
-            log.info("the gateway inbox takes writes again")
+        self._admitted()
         admission = intake.admission
         if admission.entry is None:
             # A platform re-sent a message it had no acknowledgement for: recorded already.
@@ -260,13 +249,39 @@ class Gateway:
                         turn = functools.partial(
                             self.worker.handle, event, key, bridge, cancel, entry
                         )
-                    await asyncio.to_thread(turn)
+                    try:
+                        await asyncio.to_thread(turn)
+                    except NotAdmitted as refused:
+                        self._not_admitted(key, refused.error, delivery)
+                    else:
+                        if entry is None:
+                            self._admitted()
                 finally:
                     self._turning -= 1
                     chat.cancel = None
         finally:
             place.leave()
             self._leave(key, chat)
+
+    def _not_admitted(self, key: str, error: Exception, delivery: EventDelivery) -> None:
+        """The store refused to record ``key``'s event: it is not acknowledged (its platform
+        sends it again). A store that takes no writes at all (a full disk) is one log line
+        while it lasts, every message meanwhile refused the same way."""
+        line = " ".join(str(error).split()) or type(error).__name__
+        down = isinstance(error, StoreFull | StoreReadOnly | StoreUnavailable)
+        if not down:
+            log.error("%s: %s", key, line)
+        elif not self._store_down:
+            log.error("the gateway inbox takes no writes (%s): messages are not "
+                      "acknowledged until it does; their platforms send them again", line)  # fmt: skip
+        self._store_down = self._store_down or down
+        delivery.not_stored(f"the event could not be stored: {line}", store_down=down)
+
+    def _admitted(self) -> None:
+        """An event was recorded: a store that took no writes takes them again."""
+        if self._store_down:
+            self._store_down = False
+            log.info("the gateway inbox takes writes again")
 
     def _leave(self, key: str, chat: _Chat) -> None:
         chat.pending -= 1

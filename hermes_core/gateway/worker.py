@@ -126,6 +126,14 @@ def event_text(event: PlatformEvent) -> str:
     return "\n".join(lines)
 
 
+class NotAdmitted(Exception):
+    """The store refused to record an event in the gateway inbox; ``error`` says why."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(_one_line(error))
+        self.error = error
+
+
 @dataclass(frozen=True, slots=True)
 class Intake:
     """An event recorded in the inbox (or found there, or stored, before)."""
@@ -237,15 +245,13 @@ class EventWorker:
         cancel: threading.Event,
     ) -> None:
         """Record ``event`` in the inbox, then answer it (blocking): the turn of an event with
-        nothing ahead of it, both on one worker thread. Every outcome reaches ``bridge``; a
-        refusal of the store is one log line and the event is not acknowledged."""
+        nothing ahead of it, both on one worker thread. Every outcome of the turn reaches
+        ``bridge``; when the store refuses to record the event, :class:`NotAdmitted` is raised
+        before anything was reported (the caller refuses the event as an intake refusal)."""
         try:
             admission = self.admit(event, session_key, busy=False).admission
         except Exception as error:
-            line = _one_line(error)
-            log.error("%s: %s", session_key, line)
-            bridge.refuse(f"the event could not be stored: {line}")
-            return
+            raise NotAdmitted(error) from error
         if admission.entry is None:
             # A platform re-sent a message it had no acknowledgement for: recorded already.
             log.info("%s: message %s was already received; not again", session_key,
