@@ -80,7 +80,9 @@ def summary_request(history: Sequence[Message], context_tokens: int | None) -> M
     """The request asking the model for a summary of ``history``."""
     text = "Summarise this conversation:\n\n" + transcript(history, context_tokens)
     return ModelRequest(
-        messages=(Message(role="user", content=text),), system_prompt=COMPRESSION_PROMPT
+        messages=(Message(role="user", content=text),),
+        system_prompt=COMPRESSION_PROMPT,
+        stream=False,  # only the whole summary is used
     )
 
 

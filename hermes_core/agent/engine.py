@@ -76,13 +76,17 @@ class TurnEngine:
         cancel: threading.Event | None = None,
         platform_message_id: str | None = None,
         answer: bool = True,
+        stream: bool = True,
     ) -> TurnResult:
         """Store ``text`` as the user's turn, then call the model (and the tools it asks for)
         until it answers without tool calls. Model failures come back in ``error``; a set
         ``cancel`` (or Ctrl-C) ends the turn with what arrived stored. ``platform_message_id``
         (the gateway's) is stored on the user turn, in the same write, so a platform that
         re-sends the message is recognised even when the process died right after storing it.
-        ``answer=False`` stores the user's turn and stops there (a message too old to answer)."""
+        ``answer=False`` stores the user's turn and stops there (a message too old to answer).
+        ``stream=False``: nobody shows the answer as it arrives (a gateway reply sent whole),
+        so the model may be asked for it in one piece (``ModelRequest.stream``); the listener
+        then gets its text at once."""
         listener = listener or _SILENT
         user_turn = Message(
             role="user",
@@ -107,7 +111,7 @@ class TurnEngine:
             history = self.store.messages(session_id)
         for _ in range(MAX_TOOL_ROUNDS):
             outcome = call_model(
-                self.provider, self._request(history), self.settings, listener, cancel
+                self.provider, self._request(history, stream), self.settings, listener, cancel
             )
             stored = self._store_answer(session_id, outcome, listener)
             if outcome.usage is not None:
@@ -150,11 +154,12 @@ class TurnEngine:
             "the turn was stopped",
         )
 
-    def _request(self, history: list[Message]) -> ModelRequest:
+    def _request(self, history: list[Message], stream: bool = True) -> ModelRequest:
         return ModelRequest(
             messages=conversation_for_model(history),
             system_prompt=system_prompt_with_context(self.system_prompt, history),
             tools=self.tools.definitions(),
+            stream=stream,
         )
 
     def _store_answer(

@@ -65,6 +65,7 @@ def title_request(messages: Sequence[Message]) -> ModelRequest:
         messages=(Message(role="user", content="\n".join(lines)),),
         system_prompt=TITLE_PROMPT,
         max_output_tokens=TITLE_OUTPUT_TOKENS,
+        stream=False,  # only the whole title is used
     )
 
 

@@ -149,7 +149,8 @@ class HandoffWatcher:
             thread_id=thread_id,
         )
         engine = TurnEngine(store, self.worker.provider, self.worker.settings)
-        result = engine.run_turn(session.id, HANDOFF_PROMPT.format(platform=platform))
+        # Sent whole: the model is asked for it in one piece.
+        result = engine.run_turn(session.id, HANDOFF_PROMPT.format(platform=platform), stream=False)
         if result.error:
             raise RuntimeError(f"the model could not answer: {result.error}")
         adapter.send(chat_id, result.text, thread_id)

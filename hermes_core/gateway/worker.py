@@ -386,6 +386,8 @@ class EventWorker:
                 # Stored on the user turn, in its own write: a re-send is recognised by it.
                 platform_message_id=message_id,
                 answer=event.answer,
+                # An answer sent whole is asked of the model in one piece.
+                stream=event.stream_answer,
             )
         finally:
             self.in_flight.end(session.id)

@@ -58,6 +58,11 @@ class PlatformEvent:
     answer: bool = True
     """False: store the message but do not answer it (an adapter's catch-up found it older
     than its ``catch_up_max_age``); a command in it is not run either."""
+    stream_answer: bool = False
+    """True when the adapter shows the answer as it arrives (it reads
+    :meth:`Delivery.text_deltas` to stream or edit its message): the gateway then asks the
+    model for a streamed answer. False (the default): the answer is sent whole, and the model
+    is asked for it in one piece — ``text_deltas`` still yields its text, all at once."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -322,6 +322,11 @@ class ModelRequest:
     tools: tuple[Mapping[str, Any], ...] = ()
     """Tool definitions as JSON-schema objects: ``{"name", "description", "parameters"}``."""
     max_output_tokens: int | None = None
+    stream: bool = True
+    """Whether the caller shows the answer as it arrives (chat printing to the terminal, a
+    platform editing its message). False when only the whole answer is used (a gateway reply
+    sent in one piece, an automatic title): a provider may then make one non-streamed call and
+    yield the same events at once. A provider that ignores it streams, as before."""
 
 
 @dataclass(frozen=True, slots=True)

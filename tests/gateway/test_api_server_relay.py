@@ -11,7 +11,7 @@ import openai
 import pytest
 from gateway_helpers import title_reply
 from gateway_process import API_KEY, GatewayProcess, write_config
-from standins.openai_server import OpenAIStandIn, Reply
+from standins.openai_server import OpenAIStandIn, Reply, ScriptedToolCall
 
 from hermes_core.store import SessionStore
 
@@ -68,6 +68,57 @@ def test_the_models_token_counts_reach_the_client(tmp_path: Path) -> None:
             )
             assert all(c.choices and c.usage is None for c in unasked)
             assert gateway.terminate() == 0
+        turns = [r for r in standin.requests if "short descriptive title" not in str(r)]
+    # Nobody reads the plain request's answer as it arrives: the model was asked for it in one
+    # piece; the streamed requests were streamed to the model too.
+    assert [turn.get("stream") for turn in turns] == [None, True, True]
+    with SessionStore.open(home) as store:
+        (session,) = store.select_sessions()
+        answers = [m for m in store.messages(session.id) if m.role == "assistant"]
+        assert [(m.content, m.token_count) for m in answers] == [
+            ("plain answer", 7), ("streamed answer", 9), ("no usage asked", 4),
+        ]  # fmt: skip
+        assert (session.input_tokens, session.output_tokens) == (120 + 140 + 150, 7 + 9 + 4)
+
+
+def test_a_plain_request_runs_the_models_tool_calls_and_stores_them(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with OpenAIStandIn() as standin:
+        standin.add(title_reply())
+        standin.add(
+            Reply(
+                text="Let me look.",
+                reasoning="search first",
+                tool_calls=[ScriptedToolCall("session_search", '{"query": "docker"}', "call_d")],
+                usage=(50, 6),
+            ),
+            Reply(text="Nothing about docker yet.", usage=(80, 5)),
+        )
+        write_config(home, standin.base_url, _api_server())
+        with GatewayProcess(home) as gateway:
+            answer = _client(gateway).chat.completions.create(
+                model="hermes",
+                messages=[{"role": "user", "content": "what did we say about docker?"}],
+                user="alice",
+            )
+            assert answer.choices[0].message.content == "Nothing about docker yet."
+            assert answer.usage is not None
+            assert (answer.usage.prompt_tokens, answer.usage.completion_tokens) == (130, 11)
+            assert gateway.terminate() == 0
+        turns = [r for r in standin.requests if "short descriptive title" not in str(r)]
+    assert [turn.get("stream") for turn in turns] == [None, None]
+    assert turns[1]["messages"][-1]["role"] == "tool"
+    with SessionStore.open(home) as store:
+        (session,) = store.select_sessions()
+        stored = store.messages(session.id)
+        assert [m.role for m in stored] == ["user", "assistant", "tool", "assistant"]
+        call = stored[1]
+        assert (call.content, call.reasoning, call.token_count) == (
+            "Let me look.", "search first", 6,
+        )  # fmt: skip
+        assert [(c.name, c.id) for c in call.tool_calls] == [("session_search", "call_d")]
+        assert stored[2].tool_call_id == "call_d"
+        assert (session.input_tokens, session.output_tokens) == (130, 11)
 
 
 def test_a_model_that_is_down_gets_a_502_streamed_or_not_and_one_log_line(

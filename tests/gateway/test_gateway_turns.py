@@ -198,7 +198,9 @@ def test_stop_interrupts_the_turn_in_progress(tmp_path: Path, standin: OpenAISta
 
     async def scenario() -> None:
         async with running_gateway(tmp_path, model_config(standin), clock=time.time) as gateway:
-            turn = gateway.deliver(PlatformEvent("webhook", "chat-1", "tell me everything"))
+            turn = gateway.deliver(
+                PlatformEvent("webhook", "chat-1", "tell me everything", stream_answer=True)
+            )
             await turn.stored()
             pieces = turn.text_deltas()
             await asyncio.wait_for(pieces.__anext__(), 10)  # it is streaming
@@ -213,6 +215,36 @@ def test_stop_interrupts_the_turn_in_progress(tmp_path: Path, standin: OpenAISta
         (session,) = store.select_sessions()
         answer = store.messages(session.id)[-1]
         assert answer.role == "assistant" and answer.content.endswith("[interrupted]")
+
+
+def test_stop_interrupts_an_answer_asked_in_one_piece(
+    tmp_path: Path, standin: OpenAIStandIn
+) -> None:
+    """An adapter that sends the answer whole has the model asked for it in one piece; /stop
+    still ends the turn at once (nothing of the answer had arrived, so none is stored)."""
+    hold = threading.Event()
+    standin.add(Reply(text="a long answer never sent", hold=hold))
+    standin.add(Reply(text="next answer", times=None))
+
+    async def scenario() -> None:
+        async with running_gateway(tmp_path, model_config(standin), clock=time.time) as gateway:
+            turn = gateway.deliver(PlatformEvent("webhook", "chat-1", "tell me everything"))
+            await turn.stored()
+            (asked,) = await asyncio.to_thread(standin.wait_for_requests, 1)
+            assert "stream" not in asked
+            stop = await say(gateway, "/stop")
+            assert stop.command
+            reply = await asyncio.wait_for(turn.reply(), 10)
+            hold.set()
+            assert (reply.text, reply.error) == ("", None)
+            assert (await say(gateway, "go on")).text == "next answer"
+
+    run(scenario())
+    with SessionStore.open(tmp_path) as store:
+        (session,) = store.select_sessions()
+        assert [(m.role, m.content) for m in store.messages(session.id)] == [
+            ("user", "tell me everything"), ("user", "go on"), ("assistant", "next answer"),
+        ]  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -43,8 +43,14 @@ so the model-free fallback titles the session; it never steals the next turn's r
   retry_after_ms`` so the SDK's retries are quick); ``error_message`` its text.
 - ``hang_seconds`` — wait this long before answering anything (a hung endpoint).
 - ``hold`` (tests only: a ``threading.Event``) with ``hold_after_chunks`` — after that many
-  text chunks, wait until the event is set (or the server stops) before going on.
-- ``malformed`` — after the first text chunk, send a ``data:`` line that is not JSON.
+  text chunks, wait until the event is set (or the server stops) before going on; a request
+  that is not streamed waits before its whole answer.
+- ``malformed`` — after the first text chunk, send a ``data:`` line that is not JSON (not
+  streamed: a body that is not JSON).
+
+A request without ``stream: true`` gets the whole ``chat.completion`` object: ``message``
+with ``content``, ``reasoning_content`` (when ``reasoning`` is set) and ``tool_calls``, and
+``usage`` as above.
 - ``match``, ``times`` — see above.
 
 A request with a wrong ``Authorization: Bearer`` key gets HTTP 401 (when ``api_key`` is set).
@@ -266,8 +272,17 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if body.get("stream"):
             self._stream(body, reply)
-        else:
-            self._send_json(200, _completion(body, reply))
+            return
+        _wait_for_release(reply, state)
+        if reply.malformed:
+            data = b'{"id": "chatcmpl-standin", "choices": [{this is not json'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        self._send_json(200, _completion(body, reply))
 
     def _stream(self, body: dict[str, Any], reply: Reply) -> None:
         # Chunked, and the connection kept for the next request, as the API serves streams.
@@ -321,9 +336,7 @@ def _events(
         return f"data: {json.dumps(payload)}\n\n"
 
     def wait_for_release() -> None:
-        while reply.hold is not None and not reply.hold.wait(0.05):
-            if state.stopping.is_set():
-                return
+        _wait_for_release(reply, state)
 
     yield data(_chunk({"role": "assistant", "content": ""}))
     for piece in _pieces(reply.reasoning, reply.chunk_chars):
@@ -355,8 +368,16 @@ def _events(
     yield "data: [DONE]\n\n"
 
 
+def _wait_for_release(reply: Reply, state: _State) -> None:
+    while reply.hold is not None and not reply.hold.wait(0.05):
+        if state.stopping.is_set():
+            return
+
+
 def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.reasoning:
+        message["reasoning_content"] = reply.reasoning
     if reply.tool_calls:
         message["tool_calls"] = [
             {"id": call.id or f"call_standin_{i}", "type": "function",

@@ -197,6 +197,9 @@ class ApiServerAdapter:
             chat_type=kind,
             user_id=user,
             one_shot=named is None,
+            # Only a streamed request reads the answer as it arrives; the others are answered
+            # by one non-streamed model call.
+            stream_answer=bool(body.get("stream")),
         )
         deliver: Deliver = request.app["deliver"]
         delivery = deliver(event)

@@ -82,8 +82,8 @@ def model_error(
         return ModelError(f"the model endpoint {url} sent a malformed answer: {_detail(error)}")
     if isinstance(error, ValueError):  # json.JSONDecodeError and pydantic's ValidationError
         return ModelError(
-            f"the model endpoint {url} sent a malformed answer (a streamed chunk is not valid "
-            f"Chat Completions JSON: {_detail(error)})"
+            f"the model endpoint {url} sent a malformed answer (not valid Chat Completions "
+            f"JSON: {_detail(error)})"
         )
     name = type(error).__name__
     return ModelError(

@@ -1,10 +1,15 @@
-"""The ``openai`` provider: streamed Chat Completions through the official SDK.
+"""The ``openai`` provider: Chat Completions through the official SDK.
 
-Each call sends ``stream=True`` with ``stream_options={"include_usage": True}``. Text and
+A call sends ``stream=True`` with ``stream_options={"include_usage": True}``. Text and
 reasoning deltas (``reasoning_content`` or ``reasoning``, as llama.cpp, vLLM, Ollama and
 DeepSeek-style endpoints stream it) are yielded as they arrive; tool calls are assembled from
 their fragments and yielded whole when the answer ends; then one ``TokenUsage``. An endpoint
 that sends no usage gets an estimate (4 characters per token of the request and the answer).
+
+A request with ``stream=False`` (nobody shows the answer as it arrives: a gateway reply sent
+whole, an automatic title) is one non-streamed call instead — one JSON answer to read rather
+than a stream of chunks — yielding the same events: the reasoning, the text, each tool call,
+the usage.
 
 Timeouts are ``settings.timeout_seconds``; the SDK retries rate limits (429), server errors
 (5xx), timeouts and dropped connections ``settings.max_retries`` times with exponential
@@ -27,6 +32,7 @@ from hermes_hookspecs import (
     ReasoningDelta,
     TextDelta,
     TokenUsage,
+    ToolCall,
 )
 
 from .assembling import ToolCallAssembler
@@ -71,21 +77,56 @@ class OpenAIProvider:
             return client
 
     def stream(self, request: ModelRequest, settings: ModelSettings) -> Iterator[ModelEvent]:
-        """Call the endpoint and yield the answer as it streams (see the module docstring)."""
+        """Call the endpoint and yield the answer as it streams, or at once when
+        ``request.stream`` is False (see the module docstring)."""
         if not settings.model:
             raise ModelError(
                 "no model name is configured: set model.name in config.yaml or HERMES_MODEL"
             )
-        parameters: dict[str, Any] = {
-            "model": settings.model,
-            "messages": chat_messages(request),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
+        parameters: dict[str, Any] = {"model": settings.model, "messages": chat_messages(request)}
         if request.tools:
             parameters["tools"] = chat_tools(request)
         if request.max_output_tokens is not None:
             parameters["max_tokens"] = request.max_output_tokens
+        if not request.stream:
+            yield from self._complete(request, settings, parameters)
+            return
+        parameters["stream"] = True
+        parameters["stream_options"] = {"include_usage": True}
+        yield from self._stream(request, settings, parameters)
+
+    def _complete(
+        self, request: ModelRequest, settings: ModelSettings, parameters: dict[str, Any]
+    ) -> Iterator[ModelEvent]:
+        """One non-streamed call; its events, all at once (raises before yielding any)."""
+        try:
+            answer = _create_completion(self._client(settings), parameters)
+        except Exception as error:
+            raise model_error(error, settings) from None
+        try:
+            events = _completion_events(answer)
+        except ValueError as error:
+            raise model_error(error, settings) from None
+        answer_chars = 0
+        for event in events:
+            if isinstance(event, TextDelta):
+                answer_chars += len(event.text)
+            elif isinstance(event, ToolCall):
+                _check_named(event, settings)
+                answer_chars += len(event.arguments)
+            yield event
+        counts = answer.get("usage")
+        if isinstance(counts, Mapping):
+            yield TokenUsage(
+                _count(counts.get("prompt_tokens")), _count(counts.get("completion_tokens"))
+            )
+        else:
+            yield TokenUsage(_estimate(request_chars(request)), _estimate(answer_chars))
+
+    def _stream(
+        self, request: ModelRequest, settings: ModelSettings, parameters: dict[str, Any]
+    ) -> Iterator[ModelEvent]:
+        """One streamed call; its events as they arrive."""
         try:
             chunks = _create_stream(self._client(settings), parameters)
         except Exception as error:
@@ -125,16 +166,59 @@ class OpenAIProvider:
         except Exception as error:
             raise model_error(error, settings, mid_answer=started) from None
         for call in calls.finish():
-            if not call.name:
-                raise ModelError(
-                    f"the model endpoint {settings.base_url or 'api.openai.com'} sent a tool "
-                    "call without a name (a malformed answer)"
-                )
+            _check_named(call, settings)
             answer_chars += len(call.arguments)
             yield call
         if usage is None:
             usage = TokenUsage(_estimate(request_chars(request)), _estimate(answer_chars))
         yield usage
+
+
+def _check_named(call: ToolCall, settings: ModelSettings) -> None:
+    if not call.name:
+        raise ModelError(
+            f"the model endpoint {settings.base_url or 'api.openai.com'} sent a tool "
+            "call without a name (a malformed answer)"
+        )
+
+
+def _create_completion(client: openai.OpenAI, parameters: dict[str, Any]) -> Mapping[str, Any]:
+    """``POST /chat/completions`` not streamed, through ``client.post`` as
+    :func:`_create_stream` does; the answer comes as the JSON object the endpoint sent
+    (``cast_to=object``). Retries, timeouts and errors are the SDK's."""
+    answer = client.post("/chat/completions", body=parameters, cast_to=object)
+    if not isinstance(answer, Mapping):
+        raise ValueError("the answer is not a JSON object")
+    return answer
+
+
+def _completion_events(answer: Mapping[str, Any]) -> list[ModelEvent]:
+    """The reasoning, text and tool calls of a non-streamed answer's first choice, in the
+    order a stream gives them; ValueError when its shape is not a chat completion's."""
+    choices = answer.get("choices")
+    if not isinstance(choices, list | tuple) or not choices:
+        raise ValueError("the answer has no choices")
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice, Mapping) else None
+    if not isinstance(message, Mapping):
+        raise ValueError("the answer's choice has no message")
+    events: list[ModelEvent] = []
+    reasoning = _reasoning_of(message)
+    if reasoning:
+        events.append(ReasoningDelta(reasoning))
+    content = message.get("content")
+    if isinstance(content, str) and content:
+        events.append(TextDelta(content))
+    calls = message.get("tool_calls") or ()
+    if not isinstance(calls, list | tuple):
+        raise ValueError("the answer's tool calls are not a list")
+    assembler = ToolCallAssembler()
+    for index, call in enumerate(calls):
+        if not isinstance(call, Mapping):
+            raise ValueError("a tool call is not an object")
+        assembler.add({**call, "index": index})
+    events.extend(assembler.finish())
+    return events
 
 
 def _create_stream(client: openai.OpenAI, parameters: dict[str, Any]) -> Any:

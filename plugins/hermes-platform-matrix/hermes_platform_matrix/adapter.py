@@ -398,6 +398,8 @@ class MatrixAdapter:
             user_name=room.user_name(event.sender),
             chat_name=room.display_name,
             sent_at=event.server_timestamp / 1000,
+            # Edited as it arrives, unless every answer is sent once.
+            stream_answer=settings.stream_edit_seconds > 0,
         )
 
     def _on_message(self, room: MatrixRoom, event: RoomMessageText) -> Delivery | None:
