@@ -89,8 +89,10 @@ Version history:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import UserFacingError
 
@@ -526,12 +528,63 @@ def defer_fulltext_indexes(db: psycopg.Connection[tuple[object, ...]]) -> bool:
     return True
 
 
-def build_fulltext_indexes(db: psycopg.Connection[tuple[object, ...]]) -> None:
+PAIR_INDEX = "idx_messages_pair_keys"
+"""The longest of the full-text builds (computing every row's pair keys, then ≈ 180 keys a
+message into GIN): over 20k messages ≈ 24–27 s, against ≈ 4–9 s for the three others."""
+
+
+def build_fulltext_indexes(
+    db: psycopg.Connection[tuple[object, ...]],
+    spare: Callable[[], AbstractContextManager[psycopg.Connection[Any]]] | None = None,
+) -> None:
     """Build the full-text indexes a bulk load deferred (those missing) and give the store its
-    version back, in one transaction; nothing when another process has done it already."""
+    version back, in one transaction; nothing when another process has done it already.
+
+    ``spare``: a second connection to the same database, borrowed for the build. The pair
+    index (:data:`PAIR_INDEX`) is then built on it, in a thread, while ``db`` builds the
+    three others: a GIN build uses one core (before PostgreSQL 18), and building them one
+    after another left the second core idle for the pair build's whole length (20k messages,
+    side by side: 30.2 s one after another, 24.1 s at once). Two ``CREATE INDEX`` on one
+    table do not wait for each other (both take its ``SHARE`` lock). The store gets its version
+    back only once both are built; if the spare's build fails, ``db`` builds the index
+    itself (the migration's ``IF NOT EXISTS``), and a process killed meanwhile leaves it to
+    the next open, as before."""
     with db.transaction():
         db.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
         if schema_version(db) != FULLTEXT_VERSION - 1:
             return
-        MIGRATIONS[FULLTEXT_VERSION - 1](db)
+        beside = _BuildBeside(spare) if spare is not None else None
+        try:
+            if beside is not None:
+                db.execute(f"SET LOCAL maintenance_work_mem = '{BULK_MAINTENANCE_MEMORY}'")
+                for name, definition in FULLTEXT_INDEXES.items():
+                    if name != PAIR_INDEX:
+                        db.execute(f"CREATE INDEX IF NOT EXISTS {name} {definition}".encode())
+        finally:
+            if beside is not None:
+                beside.join()
+        MIGRATIONS[FULLTEXT_VERSION - 1](db)  # builds what is still missing
         db.execute("UPDATE hermes_schema_version SET version = %s", (FULLTEXT_VERSION,))
+
+
+class _BuildBeside:
+    """The pair index built on a spare connection, in a thread, started at once."""
+
+    def __init__(self, spare: Callable[[], AbstractContextManager[psycopg.Connection[Any]]]):
+        self._spare = spare
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._build, name="hermes-pair-index", daemon=True)
+        self._thread.start()
+
+    def _build(self) -> None:
+        try:
+            with self._spare() as other, other.transaction():
+                other.execute(f"SET LOCAL maintenance_work_mem = '{BULK_MAINTENANCE_MEMORY}'")
+                other.execute(
+                    f"CREATE INDEX IF NOT EXISTS {PAIR_INDEX} {FULLTEXT_INDEXES[PAIR_INDEX]}".encode()
+                )
+        except BaseException as error:  # the main connection builds it instead
+            self.error = error
+
+    def join(self) -> None:
+        self._thread.join()
