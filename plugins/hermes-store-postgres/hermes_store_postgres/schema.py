@@ -29,7 +29,8 @@ Full-text search (see :mod:`.fulltext`):
   come from ``hermes_phrase_keys``, the same hash on the server.
 
 A bulk load into a store of few messages (a restore, a migration) drops the four full-text
-indexes first and builds them once at the end (:func:`defer_fulltext_indexes`); meanwhile the
+indexes first and builds them once at the end (:func:`defer_fulltext_indexes`; the pair index on
+a second connection beside the three others, :func:`build_fulltext_indexes`); meanwhile the
 store says version 8, so a load killed half-way is finished (the indexes built) by the next
 open.
 
@@ -48,7 +49,10 @@ Version history:
    waits for all of it. Written through, a message costs the same at ingest (5,000 messages
    into the 1M store: 13.5 s against 13.9 s) and a search reads only the sorted index. The
    word index keeps fast update: its list stays small (a message's words are mostly keys
-   already) and writing it through would cost ≈ 15 % more at ingest.
+   already) and writing it through would cost ≈ 15 % more at ingest. (Measured again with
+   schema 9's integer keys and a small pending list, ``gin_pending_list_limit`` 256 kB or
+   1 MB: 8 writers no faster within the noise, the append p99 7–33 ms against 5–9 ms written
+   through, as the append crossing the limit merges the list; so it stays written through.)
 4. ``idx_messages_conversation_words``: the word index again, over the user and assistant
    messages only (a partial GIN index), for searches in those roles (discovery's default). A
    word frequent in tool output but absent from the conversation (``info``: 29,000 tool
