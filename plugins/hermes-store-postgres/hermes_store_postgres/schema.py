@@ -548,7 +548,7 @@ def build_fulltext_indexes(
     index (:data:`PAIR_INDEX`) is then built on it, in a thread, while ``db`` builds the
     three others: a GIN build uses one core (before PostgreSQL 18), and building them one
     after another left the second core idle for the pair build's whole length (20k messages,
-    side by side: 30.2 s one after another, 24.1 s at once). Two ``CREATE INDEX`` on one
+    four rounds side by side: 21–41 s one after another, 17–24 s at once). Two ``CREATE INDEX`` on one
     table do not wait for each other (both take its ``SHARE`` lock). The store gets its version
     back only once both are built; if the spare's build fails, ``db`` builds the index
     itself (the migration's ``IF NOT EXISTS``), and a process killed meanwhile leaves it to
