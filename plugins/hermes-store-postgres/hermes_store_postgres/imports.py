@@ -9,7 +9,7 @@ into a store of few messages, the full-text indexes built once at the end (see
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -47,8 +47,16 @@ class PostgresImportBookkeeping(ImportRows):
     _row_lock = " FOR UPDATE"
     _tool_calls_json = "tool_calls::json"
 
-    def __init__(self, db: psycopg.Connection[tuple[Any, ...]], events: StoreEvents | None) -> None:
+    def __init__(
+        self,
+        db: psycopg.Connection[tuple[Any, ...]],
+        events: StoreEvents | None,
+        spare: Callable[[], AbstractContextManager[psycopg.Connection[Any]]] | None = None,
+    ) -> None:
         self._db = db
+        self._spare = spare
+        """A second connection to borrow at the end of a bulk load, to build two of the
+        deferred indexes at once (:func:`.schema.build_fulltext_indexes`)."""
         self._sql = PostgresSql(db)
         self._events = events
         self._created: set[str] = set()
@@ -86,7 +94,8 @@ class PostgresImportBookkeeping(ImportRows):
         """A bulk load: when its first batch finds fewer than :data:`DEFER_INDEXES_BELOW`
         messages in the store, the full-text indexes are dropped
         (:func:`.schema.defer_fulltext_indexes`) and built over everything when the block
-        ends, however it ends; a process killed before leaves them to the next open. The
+        ends, however it ends (two at once when a spare connection is given); a process
+        killed before leaves them to the next open. The
         planner's statistics are refreshed at the end too, so searches right after the load
         are planned on what it loaded."""
         self._bulk = True
@@ -109,7 +118,7 @@ class PostgresImportBookkeeping(ImportRows):
     def _end_bulk_load(self) -> None:
         if self._deferred:
             self._deferred = False
-            schema.build_fulltext_indexes(self._db)
+            schema.build_fulltext_indexes(self._db, self._spare)
             self._analyze(vacuum=True)
         elif self._loaded_since_analyze:
             self._analyze()

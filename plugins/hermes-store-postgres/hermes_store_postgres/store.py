@@ -101,7 +101,7 @@ class PostgresStore(StoreFacade):
         """Import writes and bookkeeping (their sessions fire the plugin events)."""
         from .imports import PostgresImportBookkeeping
 
-        return PostgresImportBookkeeping(self._db, self._events)
+        return PostgresImportBookkeeping(self._db, self._events, self._pool.borrowed)
 
     @cached_property
     def routing(self) -> PostgresRouting:

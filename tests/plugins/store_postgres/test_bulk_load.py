@@ -4,7 +4,10 @@ next open finishes, and two pairs sharing a key never match each other's phrase.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -12,7 +15,9 @@ from hermes_hookspecs import Message
 from hermes_store_postgres.schema import (
     FULLTEXT_INDEXES,
     FULLTEXT_VERSION,
+    PAIR_INDEX,
     SCHEMA_VERSION,
+    build_fulltext_indexes,
     defer_fulltext_indexes,
     migrate,
 )
@@ -119,6 +124,61 @@ def test_a_bulk_load_that_fails_still_leaves_its_indexes_built(
         assert session_search(store, query='"roll back"')["count"] == 1
     finally:
         store.close()
+
+
+def _deferred_store(postgres_url: str) -> None:
+    """A store with a few messages whose full-text indexes a bulk load has dropped."""
+    store = open_url(postgres_url, host=PluginHost())
+    try:
+        for number in range(3):
+            session = store.create_session("cli")
+            store.append_message(session.id, Message("user", f"the deploy {number} will roll back"))
+    finally:
+        store.close()
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        assert defer_fulltext_indexes(db)
+
+
+def test_the_pair_index_is_built_on_a_spare_connection_beside_the_others(
+    postgres_url: str, postgres_cluster: Cluster
+) -> None:
+    name = postgres_url.rsplit("/", 1)[1]
+    _deferred_store(postgres_url)
+    lent: list[int] = []
+
+    @contextmanager
+    def spare() -> Iterator[psycopg.Connection[Any]]:
+        with psycopg.connect(postgres_url, autocommit=True) as other:
+            lent.append(other.info.backend_pid)
+            yield other
+
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        build_fulltext_indexes(db, spare)
+        assert lent and lent[0] != db.info.backend_pid
+    assert _version(postgres_cluster, name) == SCHEMA_VERSION
+    assert set(FULLTEXT_INDEXES) <= _indexes(postgres_cluster, name)
+    store = open_url(postgres_url, host=PluginHost())
+    try:
+        assert session_search(store, query='"will roll back"')["count"] == 3
+    finally:
+        store.close()
+
+
+def test_a_spare_connection_that_fails_leaves_the_build_to_the_main_one(
+    postgres_url: str, postgres_cluster: Cluster
+) -> None:
+    name = postgres_url.rsplit("/", 1)[1]
+    _deferred_store(postgres_url)
+    missing = postgres_url.rsplit("/", 1)[0] + "/no_such_database"
+
+    def spare() -> psycopg.Connection[Any]:
+        return psycopg.connect(missing, autocommit=True)  # refused: the database is not there
+
+    with psycopg.connect(postgres_url, autocommit=True) as db:
+        build_fulltext_indexes(db, spare)
+    assert _version(postgres_cluster, name) == SCHEMA_VERSION
+    assert PAIR_INDEX in _indexes(postgres_cluster, name)
+    assert set(FULLTEXT_INDEXES) <= _indexes(postgres_cluster, name)
 
 
 def test_two_pairs_sharing_a_key_do_not_find_each_other(
