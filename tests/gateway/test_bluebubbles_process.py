@@ -7,6 +7,7 @@ plugin installed alone beside the core (SPEC O2, G1, G4)."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
@@ -15,7 +16,12 @@ from typing import Any
 import pytest
 from gateway_helpers import user_texts
 from gateway_process import GatewayProcess, write_config
-from platform_process import assert_installed_alone, model_standin, refused_to_start
+from platform_process import (
+    assert_installed_alone,
+    model_standin,
+    refused_to_start,
+    wait_until_asked,
+)
 from standins.bluebubbles_api import BlueBubblesStandIn
 from standins.openai_server import OpenAIStandIn, Reply
 
@@ -123,6 +129,9 @@ def test_a_kill_after_an_acknowledged_message_loses_nothing_and_the_restart_catc
     try:
         assert say(bluebubbles, dm, alice, "first")["text"] == "First."
         assert bluebubbles.user_says(dm, alice, "acknowledged then killed")[1] == 200
+        # Killed mid-answer: its "Never sent." is taken by that turn, not by a later one
+        # (whose history holds the text too) after the restart.
+        wait_until_asked(standin, "then killed")
         gateway.kill()
     finally:
         release.set()
@@ -145,6 +154,53 @@ def test_a_kill_after_an_acknowledged_message_loses_nothing_and_the_restart_catc
         f"agent:main:bluebubbles:dm:{alice}": [
             ["first", "acknowledged then killed", "while it was down", "after the start"]
         ]
+    }
+
+
+def test_a_message_replayed_from_the_inbox_and_read_again_by_the_catch_up_is_answered_once(
+    tmp_path: Path, standin: OpenAIStandIn, bluebubbles: BlueBubblesStandIn
+) -> None:
+    release = threading.Event()
+    standin.add(
+        Reply(text="Slow.", match="first", hold=release, hold_after_chunks=1),
+        Reply(text="Queued answer.", match="queued"),
+        Reply(text="Live.", match="after the start"),
+    )
+    home = tmp_path / "home"
+    write_config(home, standin.base_url, platform(bluebubbles))
+    alice = "+15550102000"
+    dm = bluebubbles.dm(alice)
+    gateway = started(home, bluebubbles)
+    try:
+        assert bluebubbles.user_says(dm, alice, "first")[1] == 200
+        wait_until_asked(standin, "first")
+        # Behind a turn in progress: acknowledged once in the inbox, its turn not begun.
+        assert bluebubbles.user_says(dm, alice, "queued behind it")[1] == 200
+        gateway.kill()
+    finally:
+        release.set()
+        if gateway.process is not None and gateway.process.poll() is None:
+            gateway.process.kill()
+    # The catch-up position a kill right after an acknowledgement can leave (it is saved
+    # after it): before both messages, so the restart reads both again from the server while
+    # the inbox replays the queued one.
+    cursors = home / "gateway" / "platforms" / "bluebubbles" / "cursors.json"
+    assert cursors.exists()
+    cursors.write_text(json.dumps({"messages": "0:"}), encoding="utf-8")
+    restarted = started(home, bluebubbles)
+    try:
+        assert bluebubbles.wait_for_sent(1)[0]["text"] == "Queued answer."
+        assert say(bluebubbles, dm, alice, "after the start")["text"] == "Live."
+        assert restarted.terminate() == 0
+    finally:
+        if restarted.process is not None and restarted.process.poll() is None:
+            restarted.process.kill()
+    log = restarted.log_text()
+    assert "Traceback" not in log
+    assert log.count("; not again") == 2  # both read again by the catch-up, taken once
+    assert [m["text"] for m in bluebubbles.sent] == ["Queued answer.", "Live."]
+    assert sessions_by_key(home) == {
+        f"agent:main:bluebubbles:dm:{alice}": [["first", "queued behind it", "after the start"]]
     }
 
 

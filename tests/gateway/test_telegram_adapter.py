@@ -131,9 +131,15 @@ class ScriptedGateway:
         return delivery
 
 
-def run_adapter(telegram: TelegramStandIn, gateway: ScriptedGateway, until: Any) -> None:
+def run_adapter(
+    telegram: TelegramStandIn,
+    gateway: ScriptedGateway,
+    until: Any,
+    adapter: TelegramAdapter | None = None,
+) -> None:
     async def run() -> None:
-        adapter = TelegramAdapter()
+        nonlocal adapter
+        adapter = adapter or TelegramAdapter()
         await adapter.start(settings(telegram, poll_timeout_seconds=1), gateway.deliver)
         try:
             await asyncio.to_thread(until)
@@ -193,18 +199,28 @@ def test_the_gateway_stopping_stops_polling(telegram: TelegramStandIn) -> None:
     alice = telegram.user("Alice")
     chat = telegram.private_chat(alice)
     gateway = ScriptedGateway({}, stopping_after="last one")
+    adapter = TelegramAdapter()
     telegram.user_says(chat, alice, "last one")
+
+    def polling_ended() -> bool:
+        poller = adapter._poller  # the adapter's poll loop (a task on the adapter's loop)
+        return poller is not None and poller.done()
 
     def refused_later() -> None:
         telegram.wait_for_sent(1, timeout=30)
         telegram.user_says(chat, alice, "too late")
+        # The poll loop ends by itself once the refusal reaches the adapter; a poll it had
+        # started before that (in the same turn of the loop as the delivery) may still come
+        # back first. Counted only then: from there on nothing may poll again.
         deadline = time.monotonic() + 30
-        while "too late" not in gateway.delivered and time.monotonic() < deadline:
-            time.sleep(0.1)
+        while not polling_ended():
+            assert time.monotonic() < deadline, "the adapter kept polling"
+            time.sleep(0.05)
+        assert "too late" in gateway.delivered
         polls = len(telegram.calls_of("getUpdates"))
         time.sleep(2.5)  # two poll time-outs: a poller still running would have asked again
         assert len(telegram.calls_of("getUpdates")) == polls
 
-    run_adapter(telegram, gateway, refused_later)
+    run_adapter(telegram, gateway, refused_later, adapter)
     assert gateway.delivered == ["last one", "too late"]
     assert telegram.pending_updates() == 1  # "too late" was not confirmed: it comes again

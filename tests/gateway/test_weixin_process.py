@@ -125,11 +125,19 @@ def test_safe_mode_with_a_slow_answer_and_the_platforms_retries(
     tmp_path: Path, standin: OpenAIStandIn, weixin: WeixinStandIn
 ) -> None:
     release = threading.Event()
-    standin.add(Reply(text="Sealed hello."), Reply(text="Slow answer.", hold=release))
+    standin.add(
+        Reply(text="Warm.", match="warm up"),
+        Reply(text="Sealed hello."),
+        Reply(text="Slow answer.", hold=release),
+    )
     home = tmp_path / "home"
     write_config(home, standin.base_url, platform(weixin, reply_wait_seconds=2))
     with GatewayProcess(home) as gateway:
         weixin.server_url = gateway.addresses["weixin"]
+        # A started gateway's first turn loads the model client (importing the SDK alone
+        # took 1.7 s on a loaded machine), by passive reply or not: another follower's turn
+        # pays for it, so the passive reply checked next waits only for its own answer.
+        assert answer_to(weixin, "o_amy", "warm up")["text"] == "Warm."
         first = answer_to(weixin, "o_bob", "hello", safe=True)
         assert first == {"touser": "o_bob", "text": "Sealed hello.", "via": "passive"}
         # Encrypted for another account: refused.
@@ -140,16 +148,17 @@ def test_safe_mode_with_a_slow_answer_and_the_platforms_retries(
         assert weixin.deliver(message, safe=True) == CallbackAnswer(200, "success")
         assert weixin.deliver(message, safe=True) == CallbackAnswer(200, "success")
         release.set()
-        assert weixin.wait_for_received(2)[1] == {
+        assert weixin.wait_for_received(3)[2] == {
             "touser": "o_bob",
             "text": "Slow answer.",
             "via": "custom",
         }
         time.sleep(0.5)
         assert gateway.terminate() == 0
-    assert len(weixin.received) == 2
+    assert len(weixin.received) == 3
     assert sessions_by_key(home, "weixin") == {
-        "agent:main:weixin:dm:o_bob": ["hello", "think hard"]
+        "agent:main:weixin:dm:o_amy": ["warm up"],
+        "agent:main:weixin:dm:o_bob": ["hello", "think hard"],
     }
 
 
