@@ -13,9 +13,11 @@ comes back. Ctrl-D or ``/exit`` ends the chat.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -178,14 +180,12 @@ class ChatRepl:
                 finished.set()
 
         worker = threading.Thread(target=work, name="hermes-turn", daemon=True)
-        worker.start()
-        # An event, not Thread.join: a Ctrl-C inside join can leave the thread looking
-        # finished while it still runs.
-        while not finished.is_set():
-            try:
+        with _ctrl_c_sets(cancel):
+            worker.start()
+            # An event, not Thread.join: a Ctrl-C inside join can leave the thread looking
+            # finished while it still runs.
+            while not finished.is_set():
                 finished.wait(0.1)
-            except KeyboardInterrupt:
-                cancel.set()
         printer.finish()
         if cancel.is_set():
             notice_line(self.console, "⏹ Stopped. What was said so far is kept.", "ansiyellow")
@@ -208,3 +208,25 @@ def _store_errors() -> tuple[type[Exception], ...]:
     from hermes_core.store import StoreError
 
     return (StoreError,)
+
+
+@contextmanager
+def _ctrl_c_sets(cancel: threading.Event) -> Iterator[None]:
+    """While a turn runs, Ctrl-C sets ``cancel`` instead of raising ``KeyboardInterrupt``.
+
+    A ``KeyboardInterrupt`` raised inside a threading primitive (between a lock's acquire
+    and the block that releases it) can leave the lock held: the turn's thread then waits
+    forever to say it finished, and the chat hangs after the Ctrl-C. A handler that only
+    sets an event raises nothing. Signal handlers belong to the main thread; elsewhere
+    nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, lambda _signum, _frame: cancel.set())
+    try:
+        yield
+    finally:
+        signal.signal(
+            signal.SIGINT, previous if previous is not None else signal.default_int_handler
+        )

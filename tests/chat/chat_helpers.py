@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pexpect
@@ -66,9 +66,14 @@ def write_config(tmp_path: Path, text: str) -> None:
 
 
 def spawn_chat(
-    env: dict[str, str], *args: str, cwd: Path | None = None, timeout: float = 30
+    env: dict[str, str],
+    *args: str,
+    cwd: Path | None = None,
+    timeout: float = 30,
+    preexec_fn: Callable[[], None] | None = None,
 ) -> pexpect.spawn:
-    """``hermes ARGS…`` in a pseudo-terminal."""
+    """``hermes ARGS…`` in a pseudo-terminal (``preexec_fn`` runs in the child before it
+    starts, as a parent's settings it inherits)."""
     return pexpect.spawn(
         hermes_command(),
         list(args),
@@ -77,6 +82,7 @@ def spawn_chat(
         dimensions=(40, 140),
         encoding="utf-8",
         timeout=timeout,
+        preexec_fn=preexec_fn,
     )
 
 

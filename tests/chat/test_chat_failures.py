@@ -102,14 +102,22 @@ def test_an_endpoint_that_is_down_is_one_line(tmp_path: Path) -> None:
         assert [m.content for m in store.messages(session_id)] == ["anyone there?"]
 
 
+def _sigint_ignored() -> None:
+    """What a chat started by a script's background job inherits (bash ignores SIGINT in
+    the background jobs of a shell without job control)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("inherited", ["default", "sigint-ignored"])
 def test_ctrl_c_stops_the_answer_and_the_chat_goes_on(
-    tmp_path: Path, server: OpenAIStandIn
+    tmp_path: Path, server: OpenAIStandIn, inherited: str
 ) -> None:
     held = threading.Event()
     server.add(Reply(text="partial words then more words", hold=held, hold_after_chunks=3))
     server.add(Reply(text="Next answer."))
+    preexec = _sigint_ignored if inherited == "sigint-ignored" else None
     try:
-        child = spawn_chat(chat_env(tmp_path, server), "chat")
+        child = spawn_chat(chat_env(tmp_path, server), "chat", preexec_fn=preexec)
         say(child, "talk slowly")
         child.expect("partial wor")
         child.sendintr()
