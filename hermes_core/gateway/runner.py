@@ -48,7 +48,7 @@ from .claims import RENEW_SECONDS
 from .commands import parse_command
 from .delivery import DeliveryBridge, EventDelivery
 from .inbox import event_from_json
-from .worker import EventWorker, NotAdmitted
+from .worker import EventWorker, NotAdmitted, already_received
 
 log = logging.getLogger("hermes.gateway")
 
@@ -207,14 +207,7 @@ class Gateway:
         if admission.entry is None:
             # A platform re-sent a message it had no acknowledgement for: recorded already.
             log.info("%s: message %s was already received; not again", key, event.message_id)
-            delivery.finish(
-                GatewayReply(
-                    text="This message was already received.",
-                    session_id=admission.stored_in,
-                    command=True,
-                    duplicate=True,
-                )
-            )
+            delivery.finish(already_received(admission.stored_in))
             self._leave(key, chat)
             return
         if busy:

@@ -126,6 +126,17 @@ def event_text(event: PlatformEvent) -> str:
     return "\n".join(lines)
 
 
+def already_received(session_id: str | None) -> GatewayReply:
+    """The reply to a message a platform sent again (marked ``duplicate``: chat adapters
+    drop it, an HTTP caller may be told), ``session_id`` the session that holds it."""
+    return GatewayReply(
+        text="This message was already received.",
+        session_id=session_id,
+        command=True,
+        duplicate=True,
+    )
+
+
 class NotAdmitted(Exception):
     """The store refused to record an event in the gateway inbox; ``error`` says why."""
 
@@ -256,14 +267,7 @@ class EventWorker:
             # A platform re-sent a message it had no acknowledgement for: recorded already.
             log.info("%s: message %s was already received; not again", session_key,
                      event.message_id)  # fmt: skip
-            bridge.finish(
-                GatewayReply(
-                    text="This message was already received.",
-                    session_id=admission.stored_in,
-                    command=True,
-                    duplicate=True,
-                )
-            )
+            bridge.finish(already_received(admission.stored_in))
             return
         self.handle(event, session_key, bridge, cancel, admission.entry, admitted=True)
 
@@ -351,14 +355,7 @@ class EventWorker:
                 bridge.stored(seen)
                 # Marked duplicate: chat adapters post nothing (their user already has the
                 # answer); an HTTP caller (webhook, api-server) may be told in the text.
-                bridge.finish(
-                    GatewayReply(
-                        text="This message was already received.",
-                        session_id=seen,
-                        command=True,
-                        duplicate=True,
-                    )
-                )
+                bridge.finish(already_received(seen))
                 return
         if command is not None:
             reply = self._command(context, session_key, origin, command)
