@@ -25,7 +25,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Self
 
 from hermes_hookspecs import Message, ParentKind, Session, StoreEvents
 
@@ -63,6 +63,17 @@ _SESSION_WITH_PROMPT = (
 )
 
 
+class AppendedRows(NamedTuple):
+    """What one append wrote (:meth:`StoreFacade._append_rows`)."""
+
+    ids: range
+    """The new messages' ids, consecutive."""
+    untitled: bool
+    """The session had no title when they were added."""
+    count_before: int
+    """How many messages the session held before them."""
+
+
 class StoreFacade(ABC):
     """The session store's own methods over a backend's primitives (see the module's text).
 
@@ -89,10 +100,23 @@ class StoreFacade(ABC):
         """One write transaction on the store's connection: committed at the end, rolled back
         on an error; a read-only store refuses it."""
 
-    def _append_transaction(self, messages: int) -> AbstractContextManager[object]:
-        """The transaction of an append of ``messages`` messages (a backend may send a small
-        append's statements without waiting for each answer); :meth:`_transaction` here."""
-        return self._transaction()
+    def _append_rows(
+        self, session_id: str, batch: Sequence[Message], input_tokens: int, output_tokens: int
+    ) -> AppendedRows | None:
+        """One append as one transaction: read the session's row (locked until the end, see
+        :attr:`_row_lock`), then :meth:`_insert_messages`. ``None``, having written nothing,
+        when there is no such session. A backend may do the same in fewer round trips (the
+        ids must still be drawn once the session's row is locked, so that a session's ids
+        grow in the order its appends commit)."""
+        with self._transaction():
+            state = self._sql.execute(
+                f"SELECT title IS NULL, message_count FROM sessions WHERE id = ?{self._row_lock}",
+                (session_id,),
+            ).fetchone()
+            if state is None:
+                return None
+            ids = self._insert_messages(session_id, batch, input_tokens, output_tokens)
+        return AppendedRows(ids, bool(state[0]), int(state[1]))
 
     def _write_one(self, sql: str, params: Sequence[object]) -> int:
         """Run one writing statement as a transaction of its own; how many rows it changed.
@@ -563,26 +587,24 @@ class StoreFacade(ABC):
         batch = list(messages)
         if not batch:
             return range(0)
-        with self._append_transaction(len(batch)):
-            state = self._sql.execute(
-                f"SELECT title IS NULL, message_count FROM sessions WHERE id = ?{self._row_lock}",
-                (session_id,),
+        appended = self._append_rows(session_id, batch, input_tokens, output_tokens)
+        if appended is None:
+            raise SessionNotFound(f"no session {session_id}")
+        ids = appended.ids
+        first_exchange = (
+            self._events is not None
+            and appended.untitled
+            and appended.count_before + len(batch) <= AUTO_TITLE_WINDOW
+            and any(message.role == "assistant" for message in batch)
+            # The ids of a session's earlier appends are smaller (see _append_rows).
+            and self._sql.execute(
+                "SELECT 1 FROM messages WHERE session_id = ? AND role = 'assistant' AND id < ? "
+                "LIMIT 1",
+                (session_id, ids.start),
             ).fetchone()
-            if state is None:
-                raise SessionNotFound(f"no session {session_id}")
-            untitled, count_before = bool(state[0]), int(state[1])
-            first_exchange = (
-                untitled
-                and count_before + len(batch) <= AUTO_TITLE_WINDOW
-                and any(message.role == "assistant" for message in batch)
-                and self._sql.execute(
-                    "SELECT 1 FROM messages WHERE session_id = ? AND role = 'assistant' LIMIT 1",
-                    (session_id,),
-                ).fetchone()
-                is None
-            )
-            ids = self._insert_messages(session_id, batch, input_tokens, output_tokens)
-        if first_exchange and self._events is not None:
+            is None
+        )
+        if first_exchange:
             self._start_auto_title(session_id)
         return ids
 

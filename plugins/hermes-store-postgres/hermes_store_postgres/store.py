@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from hermes_hookspecs import Message, StoreEvents
 
 from hermes_core.store.errors import StoreReadOnly
-from hermes_core.store.facade import StoreFacade
+from hermes_core.store.facade import AppendedRows, StoreFacade
 
 from . import writes
 from .connection import StoreConnections, first_look
@@ -152,11 +152,16 @@ class PostgresStore(StoreFacade):
     def _transaction(self) -> AbstractContextManager[object]:
         return self._db.transaction()
 
-    @contextmanager
-    def _append_transaction(self, messages: int) -> Iterator[object]:
-        """A small append in psycopg's pipeline mode (see :func:`.writes.pipelined`)."""
-        with writes.pipelined(self._db, messages), self._db.transaction() as transaction:
-            yield transaction
+    def _append_rows(
+        self, session_id: str, batch: Sequence[Message], input_tokens: int, output_tokens: int
+    ) -> AppendedRows | None:
+        """A live turn's append (fewer than :data:`.writes.COPY_FROM` messages) in one
+        statement (:func:`.writes.append_live`); a larger batch as every backend does it."""
+        if len(batch) >= writes.COPY_FROM:
+            return super()._append_rows(session_id, batch, input_tokens, output_tokens)
+        return writes.append_live(
+            self._db, session_id, batch, time.time(), input_tokens, output_tokens
+        )
 
     def _write_one(self, sql: str, params: Sequence[object]) -> int:
         """The connection commits each statement by itself: no block needed."""

@@ -1,6 +1,6 @@
 """PostgreSQL's own row writes, each run inside the caller's transaction (``db`` is a
 connection inside ``with db.transaction()``): message batches (a block of ids reserved at once,
-``COPY`` for bulk loads, one ``INSERT`` pipelined for a live turn) and the session counters.
+``COPY`` for bulk loads, one statement for a live turn's whole append) and the session counters.
 
 The writes both stores take — sessions, titles, system prompts, the rows of a message batch,
 deletions — are written once in :mod:`hermes_core.store.session_writes` and
@@ -11,11 +11,12 @@ deletions — are written once in :mod:`hermes_core.store.session_writes` and
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hermes_hookspecs import Message
 
+from hermes_core.store.facade import AppendedRows
 from hermes_core.store.session_writes import message_rows
 
 from .fulltext import cjk_runs
@@ -34,17 +35,20 @@ _RESERVED_IDS = (
     "  SELECT setval(pg_get_serial_sequence('messages', 'id'),"
     "                nextval(pg_get_serial_sequence('messages', 'id')) + {count} - 1)"
     "         - {count} + 1 AS first"
-    "  FROM (SELECT pg_advisory_lock({lock}) OFFSET 0) AS locked OFFSET 0"
+    "  FROM (SELECT pg_advisory_lock({lock}){after} OFFSET 0) AS locked OFFSET 0"
     ") AS reserved"
 )
 """One statement reserving ``count`` consecutive message ids (``first`` is the first; both
 numbers are integers the code gives, never text from outside). The ``OFFSET 0`` fences keep
 the order: the lock is taken, the block drawn, and the lock let go in the select list, which
-is computed once the subquery's row exists."""
+is computed once the subquery's row exists. ``after`` (a ``FROM`` of a row the reservation
+must wait for, or nothing) orders it after another part of the same statement."""
 
 
-def _reserved_ids_sql(count: int) -> str:
-    return _RESERVED_IDS.format(count=int(count), lock=MESSAGE_ID_LOCK)
+def _reserved_ids_sql(count: int, *, after: str = "") -> str:
+    return _RESERVED_IDS.format(
+        count=int(count), lock=MESSAGE_ID_LOCK, after=f" FROM {after}" if after else ""
+    )
 
 
 COPY_FROM = 200
@@ -59,20 +63,6 @@ _TYPED_MARKS = (
     "%s::float8, %s::bigint, %s::text, %s::text)"
 )
 """One message row of :func:`_insert_reserving`: its place in the batch, then the columns."""
-
-
-@contextlib.contextmanager
-def pipelined(db: Db, messages: int) -> Iterator[None]:
-    """A ``with`` block in psycopg's pipeline mode for a live append of ``messages`` (fewer
-    than :data:`COPY_FROM`: ``COPY`` cannot run in a pipeline): its statements go out without
-    waiting for each answer, so ``BEGIN`` travels with the first query and the counters'
-    ``UPDATE`` with ``COMMIT`` — three round trips a turn instead of five. Entering or leaving
-    the pipeline on a lost connection fails as every statement does (the store's error)."""
-    if messages >= COPY_FROM:
-        yield
-        return
-    with _failures(db), db.pipeline():
-        yield
 
 
 def _failures(db: Db) -> contextlib.AbstractContextManager[Any]:
@@ -127,20 +117,74 @@ def _insert_reserving(db: Db, rows: list[tuple[Any, ...]]) -> list[int]:
     """Reserve the ids and insert the rows in one statement (one round trip, where a live
     turn's append used three); returns the ids, in the rows' order. The reservation is a
     materialised CTE: it runs once, before any row is made."""
-    values = ", ".join(_TYPED_MARKS for _ in rows)
-    flat = [value for place, row in enumerate(rows) for value in (place, *row)]
+    values, flat = _typed_rows(rows)
     inserted = db.execute(
         f"WITH reserved AS MATERIALIZED ({_reserved_ids_sql(len(rows))}) "
-        f"INSERT INTO messages ({_MESSAGE_COLUMNS}) "
-        "SELECT reserved.first + row.place, row.session_id, row.role, row.content, "
-        "row.tool_calls, row.tool_call_id, row.tool_name, row.reasoning, row.timestamp, "
-        "row.token_count, row.platform_message_id, row.cjk_text "
-        f"FROM reserved, (VALUES {values}) AS row(place, session_id, role, content, tool_calls, "
-        "tool_call_id, tool_name, reasoning, timestamp, token_count, platform_message_id, "
-        "cjk_text) RETURNING id",
+        f"{_INSERT_RESERVED.format(values=values)} RETURNING id",
         flat,
     ).fetchall()
     return sorted(int(found[0]) for found in inserted)
+
+
+_INSERT_RESERVED = (
+    f"INSERT INTO messages ({_MESSAGE_COLUMNS}) "
+    "SELECT reserved.first + row.place, row.session_id, row.role, row.content, "
+    "row.tool_calls, row.tool_call_id, row.tool_name, row.reasoning, row.timestamp, "
+    "row.token_count, row.platform_message_id, row.cjk_text "
+    "FROM reserved, (VALUES {values}) AS row(place, session_id, role, content, tool_calls, "
+    "tool_call_id, tool_name, reasoning, timestamp, token_count, platform_message_id, "
+    "cjk_text)"
+)
+"""The rows of a batch inserted at the ids of a ``reserved`` CTE (``values``: the batch's
+:data:`_TYPED_MARKS`)."""
+
+
+def _typed_rows(rows: list[tuple[Any, ...]]) -> tuple[str, list[object]]:
+    """The ``VALUES`` marks of ``rows`` and their parameters, each row led by its place."""
+    values = ", ".join(_TYPED_MARKS for _ in rows)
+    return values, [value for place, row in enumerate(rows) for value in (place, *row)]
+
+
+def append_live(
+    db: Db,
+    session_id: str,
+    messages: Sequence[Message],
+    default_timestamp: float,
+    input_tokens: int,
+    output_tokens: int,
+) -> AppendedRows | None:
+    """A live turn's append (fewer than :data:`COPY_FROM` messages) as one statement, so one
+    round trip and, on the store's autocommit connection, a transaction of its own: the
+    session's counters and tokens are updated (which locks its row and says what it held),
+    then the ids are drawn, then the rows inserted. ``None``, having written nothing, when
+    there is no such session."""
+    built = message_rows(session_id, messages, default_timestamp)
+    rows = [(*row, cjk_runs(row[2])) for row in built.rows]
+    values, flat = _typed_rows(rows)
+    found = db.execute(
+        "WITH state AS ("
+        "  UPDATE sessions SET message_count = message_count + %s, "
+        "  tool_call_count = tool_call_count + %s, input_tokens = input_tokens + %s, "
+        "  output_tokens = output_tokens + %s, last_active_at = greatest(last_active_at, %s) "
+        "  WHERE id = %s RETURNING title IS NULL AS untitled, message_count - %s AS count_before"
+        f"), reserved AS MATERIALIZED ({_reserved_ids_sql(len(rows), after='state')}), "
+        f"inserted AS ({_INSERT_RESERVED.format(values=values)}) "
+        "SELECT state.untitled, state.count_before, reserved.first FROM state, reserved",
+        [
+            len(rows),
+            built.tool_calls,
+            input_tokens,
+            output_tokens,
+            built.last_timestamp,
+            session_id,
+            len(rows),
+            *flat,
+        ],
+    ).fetchone()
+    if found is None:
+        return None
+    first = int(found[2])
+    return AppendedRows(range(first, first + len(rows)), bool(found[0]), int(found[1]))
 
 
 def _copy_rows(db: Db, ids: list[int], rows: list[tuple[Any, ...]]) -> None:
