@@ -1,4 +1,4 @@
-"""Bulk loads into a PostgreSQL store and the phrase pair keys (schema 9): a restore into an
+"""Bulk loads into a PostgreSQL store and the phrase pair keys (schemas 9 and 10): a restore into an
 empty store builds the full-text indexes once at the end, a load cut short leaves a store the
 next open finishes, and two pairs sharing a key never match each other's phrase."""
 
@@ -42,6 +42,19 @@ def _version(cluster: Cluster, database: str) -> int:
     return int(cluster.sql("SELECT version FROM hermes_schema_version", database=database))
 
 
+def _pair_statistics(cluster: Cluster, database: str) -> tuple[str, str]:
+    """The pair index's statistics target and how many statistics rows it has (schema 10:
+    ``ANALYZE`` gathers none, so it never computes the pair keys again)."""
+    target = cluster.sql(
+        f"SELECT attstattarget FROM pg_attribute WHERE attrelid = '{PAIR_INDEX}'::regclass",
+        database=database,
+    )
+    rows = cluster.sql(
+        f"SELECT count(*) FROM pg_stats WHERE tablename = '{PAIR_INDEX}'", database=database
+    )
+    return target, rows
+
+
 def test_a_restore_into_an_empty_store_indexes_everything_at_the_end(
     tmp_path: Path, postgres_url: str, postgres_cluster: Cluster
 ) -> None:
@@ -69,6 +82,7 @@ def test_a_restore_into_an_empty_store_indexes_everything_at_the_end(
     assert set(FULLTEXT_INDEXES) <= _indexes(postgres_cluster, name)
     analysed = "SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables WHERE relname = %r"
     assert postgres_cluster.sql(analysed % "messages", database=name) == "t"
+    assert _pair_statistics(postgres_cluster, name) == ("0", "0")
     store = open_url(postgres_url, host=PluginHost())
     try:
         assert session_search(store, query='"roll back"')["count"] == 3
@@ -100,6 +114,7 @@ def test_a_load_cut_short_is_finished_by_the_next_open(
     try:
         assert _version(postgres_cluster, name) == SCHEMA_VERSION
         assert set(FULLTEXT_INDEXES) <= _indexes(postgres_cluster, name)
+        assert _pair_statistics(postgres_cluster, name)[0] == "0"  # the later migration too
         assert session_search(store, query='"will roll back"')["count"] == 1
     finally:
         store.close()

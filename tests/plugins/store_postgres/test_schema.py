@@ -317,3 +317,27 @@ def test_a_version_7_store_gets_the_gateway_inbox(
         assert [m.content for m in store.messages(SESSION)] == ["hello"]
     finally:
         store.close()
+
+
+def test_a_version_9_store_stops_gathering_statistics_of_the_pair_keys(
+    postgres_url: str, postgres_cluster: Cluster
+) -> None:
+    rows = ", ".join(f"('{SESSION}', 'user', 'the deploy will roll back {n}', 2)" for n in range(50))
+    name = old_store(postgres_url, postgres_cluster, 9, rows)
+    sql = postgres_cluster.sql
+    pair_statistics = "SELECT count(*) FROM pg_stats WHERE tablename = 'idx_messages_pair_keys'"
+    sql("ANALYZE messages", database=name)
+    assert sql(pair_statistics, database=name) == "1"  # v9: computed again by every ANALYZE
+    store = open_url(postgres_url, host=PluginHost())
+    try:
+        assert sql("SELECT version FROM hermes_schema_version", database=name) == str(
+            SCHEMA_VERSION
+        )
+        assert sql(
+            "SELECT attstattarget FROM pg_attribute "
+            "WHERE attrelid = 'idx_messages_pair_keys'::regclass",
+            database=name,
+        ) == "0"
+        assert session_search(store, query='"will roll back"')["count"] == 1  # one session
+    finally:
+        store.close()
