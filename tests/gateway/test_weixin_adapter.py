@@ -159,6 +159,9 @@ def test_quick_answers_are_passive_replies_slow_and_long_ones_follow_by_the_api(
                     )
                     assert sealed.status == 200 and "<Encrypt>" in sealed.body
                     await asyncio.to_thread(adapter.send, "o_al", "handoff")
+                    weixin.expire_tokens()  # a token no longer taken: a new one is asked, once
+                    await asyncio.to_thread(adapter.send, "o_al", "after the token expired")
+                    assert weixin.tokens_issued == 2
                     with pytest.raises(UserFacingError, match="sending to o_never refused: response out of time limit"):
                         await asyncio.to_thread(adapter.send, "o_never", "no")
                 finally:
@@ -170,4 +173,6 @@ def test_quick_answers_are_passive_replies_slow_and_long_ones_follow_by_the_api(
     assert all(via == "custom" for _, via in got[2:4])
     assert "".join(text for text, _ in got[2:4]) == long_text
     assert all(len(text.encode()) <= MESSAGE_BYTES for text, _ in got)
-    assert got[4:] == [("Sealed.", "passive"), ("handoff", "custom")]
+    assert got[4:] == [
+        ("Sealed.", "passive"), ("handoff", "custom"), ("after the token expired", "custom"),
+    ]  # fmt: skip

@@ -125,6 +125,11 @@ class WeixinStandIn(ThreadedStandIn):
             self._take_passive_reply(answer.body.encode(), query["openid"], safe)
         return answer
 
+    def expire_tokens(self) -> None:
+        """Every access token issued so far stops working (errcode 40001 from then on)."""
+        with self._lock:
+            self._tokens.clear()
+
     def wait_for_received(self, count: int, timeout: float = 60.0) -> list[dict[str, Any]]:
         """Block until followers got ``count`` messages; all they got so far."""
         return wait_for_count(self._lock, self.received, count, timeout)

@@ -30,7 +30,11 @@ Functions and plain objects, never a base class (an adapter subclasses nothing):
   (the adapter declares ``aiohttp`` itself);
 - :class:`WebhookIntake` — a platform's webhook callbacks taken in: the callback URL served,
   a bounded body, the adapter's ``parse`` (:class:`Incoming`, or :class:`WebhookRefused`), each
-  message delivered once and acknowledged once stored, the answer posted in the background.
+  message delivered once and acknowledged once stored, the answer posted in the background;
+- :class:`TokenApi` (with :class:`TokenGrant`, :class:`AnswerShape`, :class:`ApiRefused`) — a
+  platform's JSON API reached with an access token for the app's credentials: the token kept
+  until shortly before it expires and asked for again when refused, answers checked, refused
+  credentials one line.
 """
 
 from __future__ import annotations
@@ -50,11 +54,15 @@ from ._pacing import Backoff, as_seconds, retry_transient, sleep_unless
 from ._settings import SettingsReader
 from ._taking import RecentIds, StoredPrefix
 from ._text import one_line, split_text
+from ._token_api import TOKEN_MARGIN_SECONDS, AnswerShape, ApiRefused, TokenApi, TokenGrant
 
 __all__ = [
     "MAX_CALLBACK_BYTES",
     "STATE_FOLDER",
+    "TOKEN_MARGIN_SECONDS",
+    "AnswerShape",
     "AnswerTasks",
+    "ApiRefused",
     "Backoff",
     "CursorFile",
     "Handler",
@@ -65,6 +73,8 @@ __all__ = [
     "RecentIds",
     "SettingsReader",
     "StoredPrefix",
+    "TokenApi",
+    "TokenGrant",
     "WebhookIntake",
     "WebhookRefused",
     "answer_text",

@@ -18,12 +18,11 @@ from hermes_hookspecs.adapter_kit import (
     LoopBridge,
     SettingsReader,
     WebhookIntake,
-    one_line,
     split_text,
 )
 
 from .events import event_from_message, read_callback
-from .open_api import FeishuError, OpenApi
+from .open_api import open_api, send_data
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -60,7 +59,7 @@ class FeishuAdapter:
         self._settings: dict[str, Any] = dict(DEFAULTS)
         self._verification = ""
         self._encrypt_key: str | None = None
-        self._api = OpenApi(DOMAINS["feishu"], "", "")
+        self._api = open_api(DOMAINS["feishu"], "", "")
         self._intake = WebhookIntake("feishu", log, again="Feishu sends it again")
         self._bridge = LoopBridge("feishu")
         self.address: str | None = None
@@ -75,7 +74,7 @@ class FeishuAdapter:
         domain = read.text("domain")
         if domain not in DOMAINS:
             raise read.problem("domain", "must be feishu or lark")
-        self._api = OpenApi(read.text("base_url") or DOMAINS[str(domain)], str(app_id), secret)
+        self._api = open_api(read.text("base_url") or DOMAINS[str(domain)], str(app_id), secret)
         read.port()
         read.number("ack_wait_seconds", positive=True)
         self._settings = read.values
@@ -93,7 +92,8 @@ class FeishuAdapter:
         async def post() -> str | None:
             last: str | None = None
             for piece in split_text(text, MESSAGE_CHARS):
-                data = await self._api.post(
+                data = await send_data(
+                    self._api,
                     "/open-apis/im/v1/messages?receive_id_type=chat_id",
                     {"receive_id": chat_id, "msg_type": "text", "content": _content(piece)},
                 )
@@ -116,14 +116,7 @@ class FeishuAdapter:
     async def start(self, config: Mapping[str, Any], deliver: Deliver) -> None:
         """Ask for a tenant_access_token (refused credentials stop here), then serve."""
         self.connect(config)
-        try:
-            await self._api.open()
-        except Exception as error:
-            if isinstance(error, FeishuError):
-                problem = f"gateway.platforms.feishu.app_secret was refused by Feishu: {error}"
-            else:
-                problem = f"cannot reach the Feishu Open API at {self._api.base}: {one_line(error)}"
-            raise UserFacingError(problem) from None
+        await self._api.open()
         self._bridge.bind()
         try:
             self.address = await self._intake.serve(deliver, self._settings, self._receive)
@@ -165,7 +158,8 @@ class FeishuAdapter:
                 return
             message = urllib.parse.quote(str(event.message_id), safe="")
             for piece in split_text(text, MESSAGE_CHARS):
-                await self._api.post(
+                await send_data(
+                    self._api,
                     f"/open-apis/im/v1/messages/{message}/reply",
                     {
                         "msg_type": "text",

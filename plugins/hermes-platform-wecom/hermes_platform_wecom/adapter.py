@@ -15,18 +15,18 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import Deliver, UserFacingError, build_session_key
 from hermes_hookspecs.adapter_kit import (
+    ApiRefused,
     Incoming,
     LoopBridge,
     SettingsReader,
     WebhookIntake,
     WebhookRefused,
-    one_line,
     split_text,
 )
 
 from .crypto import aes_key
 from .messages import event_from_message, opened, xml_fields
-from .work_api import WeComError, WorkApi
+from .work_api import send_text, work_api
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -61,7 +61,8 @@ class WeComAdapter:
     def __init__(self) -> None:
         self._settings: dict[str, Any] = dict(DEFAULTS)
         self._corp_id, self._token, self._key = "", "", b""
-        self._api = WorkApi(str(DEFAULTS["api_base"]), "", "", "")
+        self._api = work_api(str(DEFAULTS["api_base"]), "", "")
+        self._agent_id = ""
         self._intake = WebhookIntake(
             "wecom", log, hold_refusals=UNANSWERED_SECONDS, again="sent again", acknowledgement=""
         )
@@ -82,7 +83,8 @@ class WeComAdapter:
         except ValueError as error:
             raise read.problem("encoding_aes_key", str(error)) from None
         self._corp_id = str(corp_id)
-        self._api = WorkApi(read.url("api_base"), self._corp_id, secret, str(agent_id).strip())
+        self._api = work_api(read.url("api_base"), self._corp_id, secret)
+        self._agent_id = str(agent_id).strip()
         read.port()
         read.number("ack_wait_seconds", positive=True)
         self._settings = read.values
@@ -95,8 +97,8 @@ class WeComAdapter:
             last: str | None = None
             try:
                 for piece in split_text(text, MESSAGE_BYTES, in_bytes=True):
-                    last = await self._api.send_text(chat_id, piece)
-            except WeComError as error:
+                    last = await send_text(self._api, self._agent_id, chat_id, piece)
+            except ApiRefused as error:
                 raise UserFacingError(f"wecom: sending to {chat_id} was refused: {error}") from None
             return last
 
@@ -115,14 +117,7 @@ class WeComAdapter:
     async def start(self, config: Mapping[str, Any], deliver: Deliver) -> None:
         """Ask for an access token (refused credentials stop here), then serve the callback."""
         self.connect(config)
-        try:
-            await self._api.open()
-        except Exception as error:
-            if isinstance(error, WeComError):
-                problem = f"gateway.platforms.wecom.corp_secret was refused by WeCom: {error}"
-            else:
-                problem = f"cannot reach the WeCom API at {self._api.base}: {one_line(error)}"
-            raise UserFacingError(problem) from None
+        await self._api.open()
         self._bridge.bind()
         try:
             self.address = await self._intake.serve(
@@ -164,13 +159,13 @@ class WeComAdapter:
         inner = opened(
             request.query, envelope.get("Encrypt", ""), self._token, self._key, self._corp_id
         )
-        event = event_from_message(xml_fields(inner), self._api.agent_id)
+        event = event_from_message(xml_fields(inner), self._agent_id)
         if event is None:
             return None  # nothing for the agent
         member = event.chat_id
 
         async def answer(text: str) -> None:
             for piece in split_text(text, MESSAGE_BYTES, in_bytes=True):
-                await self._api.send_text(member, piece)
+                await send_text(self._api, self._agent_id, member, piece)
 
         return Incoming(event, str(event.message_id), answer)

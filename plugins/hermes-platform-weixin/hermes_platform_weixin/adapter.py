@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from hermes_hookspecs import Deliver, UserFacingError, build_session_key
 from hermes_hookspecs.adapter_kit import (
+    ApiRefused,
     Incoming,
     LoopBridge,
     SettingsReader,
@@ -24,7 +25,7 @@ from hermes_hookspecs.adapter_kit import (
 )
 
 from .messages import check_signature, event_from_message, read_message, text_reply
-from .mp_api import MpApi, WeixinError
+from .mp_api import mp_api, send_text
 from .pending import Pending, seconds_left
 from .safe_mode import SafeMode
 
@@ -58,7 +59,7 @@ class WeixinAdapter:
         self._settings: dict[str, Any] = dict(DEFAULTS)
         self._token = ""
         self._safe: SafeMode | None = None
-        self._api = MpApi(str(DEFAULTS["api_base"]), "", "")
+        self._api = mp_api(str(DEFAULTS["api_base"]), "", "")
         self._intake = WebhookIntake(
             "weixin",
             log,
@@ -80,7 +81,7 @@ class WeixinAdapter:
             self._safe = SafeMode(key, app_id) if key else None
         except ValueError as error:
             raise read.problem("encoding_aes_key", str(error)) from None
-        self._api = MpApi(read.url("api_base"), app_id, secret)
+        self._api = mp_api(read.url("api_base"), app_id, secret)
         read.port()
         wait = read.number("reply_wait_seconds", positive=True)
         if wait >= 5:
@@ -95,8 +96,8 @@ class WeixinAdapter:
         async def post() -> None:
             try:
                 for piece in split_text(text, MESSAGE_BYTES, in_bytes=True):
-                    await self._api.send_text(chat_id, piece)
-            except WeixinError as error:
+                    await send_text(self._api, chat_id, piece)
+            except ApiRefused as error:
                 raise UserFacingError(f"weixin: sending to {chat_id} refused: {error}") from None
 
         self._bridge.call(post)
@@ -176,7 +177,7 @@ class WeixinAdapter:
                 if not text.strip() or await pending.passive:
                     return
                 for piece in split_text(text, MESSAGE_BYTES, in_bytes=True):
-                    await self._api.send_text(event.chat_id, piece)
+                    await send_text(self._api, event.chat_id, piece)
 
             return Incoming(event, str(event.message_id), answer, acknowledgement=passive_reply)
 
