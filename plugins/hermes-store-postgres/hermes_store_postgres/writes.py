@@ -114,8 +114,8 @@ def insert_messages(
 
 
 def _insert_reserving(db: Db, rows: list[tuple[Any, ...]]) -> list[int]:
-    """Reserve the ids and insert the rows in one statement (one round trip, where a live
-    turn's append used three); returns the ids, in the rows' order. The reservation is a
+    """Reserve the ids and insert the rows in one statement (one round trip; an import's
+    batch, inside its transaction); returns the ids, in the rows' order. The reservation is a
     materialised CTE: it runs once, before any row is made."""
     values, flat = _typed_rows(rows)
     inserted = db.execute(
