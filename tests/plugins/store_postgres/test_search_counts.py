@@ -85,3 +85,51 @@ def test_the_planner_s_estimate_answers_only_for_frequent_single_words(postgres_
         assert len(index.ranked_matches("twice", 10)) == 2
     finally:
         store.close()
+
+
+def test_a_phrase_s_newest_matches_are_the_newest_that_hold_it(postgres_url: str) -> None:
+    """The bounded road's newest matches of a phrase come from the pair index's candidates
+    checked newest first (oldest first when asked): what it hands back is exactly the
+    ``limit`` newest (oldest) messages holding the phrase in the roles asked for — never a
+    candidate holding every pair apart (``alpha beta … beta gamma``), never an older match
+    before a newer one."""
+    store = open_url(postgres_url, host=PluginHost())
+    try:
+        session = store.create_session("cli")
+        texts = []
+        for n in range(40):
+            if n % 3 == 0:
+                texts.append(f"note {n}: alpha beta gamma")
+            elif n % 3 == 1:
+                texts.append(f"decoy {n}: alpha beta then beta gamma")
+            else:
+                texts.append(f"other {n}: gamma alpha beta")
+        roles = ["user" if n % 2 == 0 else "assistant" for n in range(40)]
+        store.append_messages(
+            session.id, [Message(role, text) for role, text in zip(roles, texts, strict=True)]
+        )
+        ids = [message.id for message in store.messages(session.id)]
+        index = store.search_index
+
+        def expected(wanted: set[str], oldest_first: bool, limit: int) -> list[int]:
+            held = [
+                ids[n]
+                for n in range(40)
+                if "alpha beta gamma" in texts[n] and roles[n] in wanted
+            ]
+            return (held if oldest_first else held[::-1])[:limit]
+
+        for wanted in ({"user", "assistant"}, {"assistant"}):
+            for oldest_first in (False, True):
+                rows = index.newest_matches(
+                    '"alpha beta gamma"',
+                    sorted(wanted),
+                    None,
+                    oldest_first=oldest_first,
+                    limit=4,
+                    mark="\x01",
+                )
+                assert [row[0] for row in rows] == expected(wanted, oldest_first, 4)
+                assert all(row[3].count("\x01") == 3 for row in rows)
+    finally:
+        store.close()
