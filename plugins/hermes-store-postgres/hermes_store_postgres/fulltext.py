@@ -34,12 +34,12 @@ __all__ = [
     "ONE_MARK_AFTER_LETTER",
     "PAIR_INDEX_SQL",
     "PAIR_KEYS_SQL",
-    "PAIR_KEY_BITS",
     "PAIR_MAX_BYTES",
     "WORD_SEPARATORS",
     "QueryTerms",
     "cjk_runs",
     "fold",
+    "fold_accents",
     "highlight",
     "snippet",
     "to_tsquery_text",
@@ -47,16 +47,11 @@ __all__ = [
 
 PAIR_MAX_BYTES = 1000
 """Word pairs longer than this are not looked up (schemas 2–8 did not index them)."""
-PAIR_KEY_BITS = 18
-"""A word pair's key in the pair index (schema 9) is ``hashtext(pair)`` cut to this many bits:
-2**18 keys, shared by many pairs: the index is ≈ 3× the word index's size, where a key per
-distinct pair (20k messages held 3.6M pair positions) made it 9×, and builds ≈ 3.5× faster
-than that. A key says "maybe": every candidate's positions are checked (``ts_match_vq``)."""
-PAIR_INDEX_SQL = "hermes_pair_keys(search_words)"
-"""The expression of the pair index (see :mod:`.schema`); a query names it as written here."""
-PAIR_KEYS_SQL = "hermes_phrase_keys(%s::text[])"
-"""The keys of a query's pairs (given as text, ``"that will"``), hashed on the server exactly
-as the index hashes them."""
+PAIR_INDEX_SQL = "pair_keys"
+"""The column the pair index is over (schema 11: the keys of :mod:`.pair_keys`, written by the
+client with the message); a query names it as written here."""
+PAIR_KEYS_SQL = "%s::int4[]"
+"""The keys of a query's pairs (:func:`.pair_keys.query_pair_keys`), as a statement takes them."""
 _PAIRABLE = re.compile(r"[a-z0-9]+")
 
 
@@ -77,10 +72,15 @@ def fold(text: str) -> str:
     :mod:`.schema`, the same rule): a letter written as one ASCII letter and one combining mark
     becomes that letter (``É`` → ``e``, ``ü`` → ``u``); letters with two marks (``ǘ``) or none
     (``ø``, ``ß``) stay. Canonically decomposed, the single marks dropped, composed again."""
+    return fold_accents(text).lower()
+
+
+def fold_accents(text: str) -> str:
+    """:func:`fold` without the lowercasing: what ``hermes_fold_accents`` makes of ``text``."""
     if _ACCENTED.search(text) is None:
-        return text.lower()
+        return text
     stripped = _ONE_MARK_AFTER_LETTER.sub(r"\1", unicodedata.normalize("NFD", text))
-    return unicodedata.normalize("NFC", stripped).lower()
+    return unicodedata.normalize("NFC", stripped)
 
 
 WORD_SEPARATORS = "[^[:alnum:]]+"

@@ -38,7 +38,7 @@ TABLES = ("sessions", "messages", "system_prompts", "gateway_routing", "state_me
           "import_files", "hermes_schema_version")  # fmt: skip
 
 
-_FULLTEXT_INDEXES = ("idx_messages_words", "idx_messages_pair_keys", "idx_messages_cjk")
+_FULLTEXT_INDEXES = ("idx_messages_words", "idx_messages_pair_hashes", "idx_messages_cjk")
 
 
 class PostgresLifecycle(LifecycleRows):

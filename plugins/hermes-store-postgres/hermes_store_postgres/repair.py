@@ -2,7 +2,8 @@
 
 PostgreSQL keeps its own tables and indexes consistent, so what can drift is what the store
 derives: each session's message and tool-call counters, and each message's CJK column (the
-trigram-indexed copy of its CJK runs). An index left invalid (an interrupted
+trigram-indexed copy of its CJK runs) and phrase pair keys (a message written by something
+else than Hermes may lack them, and a phrase search would then never find it). An index left invalid (an interrupted
 ``CREATE INDEX CONCURRENTLY`` by an administrator, say) is reported too. Repairing runs
 ``REINDEX TABLE`` on the store's tables and recomputes what drifted, in one transaction. No
 backup is written: back a PostgreSQL database up with ``pg_dump``.
@@ -16,6 +17,7 @@ from hermes_core.store.maintenance import RepairReport
 
 from .fulltext import cjk_runs
 from .lifecycle import TABLES
+from .pair_keys import message_pair_keys
 
 if TYPE_CHECKING:
     import psycopg
@@ -39,6 +41,11 @@ def _drifted_cjk(db: Db) -> list[int]:
     return [int(r[0]) for r in rows if cjk_runs(str(r[1])) != r[2]]
 
 
+def _missing_pair_keys(db: Db) -> list[int]:
+    rows = db.execute("SELECT id FROM messages WHERE pair_keys IS NULL ORDER BY id").fetchall()
+    return [int(r[0]) for r in rows]
+
+
 def find_problems(db: Db) -> list[str]:
     """What is out of step (empty when healthy)."""
     problems: list[str] = []
@@ -54,6 +61,9 @@ def find_problems(db: Db) -> list[str]:
     drifted = _drifted_cjk(db)
     if drifted:
         problems.append(f"{len(drifted)} message(s) with the CJK index column out of step")
+    keyless = _missing_pair_keys(db)
+    if keyless:
+        problems.append(f"{len(keyless)} message(s) without their phrase pair keys")
     return problems
 
 
@@ -75,6 +85,14 @@ def repair(db: Db, *, check_only: bool = False) -> RepairReport:
                     "UPDATE messages SET cjk_text = %s WHERE id = %s",
                     (cjk_runs(str(row[0])), message_id),
                 )
+        keyless = _missing_pair_keys(db)
+        for message_id in keyless:
+            row = db.execute("SELECT content FROM messages WHERE id = %s", (message_id,)).fetchone()
+            if row is not None:
+                db.execute(
+                    "UPDATE messages SET pair_keys = %s WHERE id = %s",
+                    (message_pair_keys(str(row[0])), message_id),
+                )
         recounted = db.execute(
             "UPDATE sessions s SET "
             "message_count = (SELECT count(*) FROM messages m WHERE m.session_id = s.id), "
@@ -84,6 +102,8 @@ def repair(db: Db, *, check_only: bool = False) -> RepairReport:
         ).rowcount
     if drifted:
         report.actions.append(f"recomputed the CJK index column of {len(drifted)} message(s)")
+    if keyless:
+        report.actions.append(f"computed the phrase pair keys of {len(keyless)} message(s)")
     if recounted:
         report.actions.append(f"recounted the messages of {recounted} session(s)")
     remaining = find_problems(db)

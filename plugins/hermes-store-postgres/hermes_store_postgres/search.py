@@ -28,6 +28,7 @@ from hermes_core.store.protocol import HitRow
 from hermes_core.store.search_rows import SearchRows
 
 from .fulltext import PAIR_INDEX_SQL, PAIR_KEYS_SQL, QueryTerms, snippet, to_tsquery_text
+from .pair_keys import query_pair_keys
 from .schema import CONVERSATION_ROLES, CONVERSATION_ROLES_SQL
 from .selection_sql import build_where
 from .statements import PostgresSql
@@ -96,19 +97,18 @@ def _match(terms: QueryTerms, query: str, alias: str = "", *, pairs: bool = True
     """The condition "the message matches" (``query``: the tsquery's SQL) and its parameters.
 
     A query whose phrases require word pairs (:attr:`QueryTerms.pairs`) takes its candidates
-    from the pair index (the keys of its pairs, hashed on the server as the index hashes them)
-    and checks each one's positions with ``ts_match_vq`` — the function form of ``@@``, which
-    the planner cannot send to the word index: a bitmap over both indexes would recheck every
-    candidate against the pair expression, computing it anew. A key stands for several pairs,
-    so the check is what decides. ``pairs=False`` (a walk over the newest messages, where most
+    from the pair index (the keys of its pairs, :mod:`.pair_keys`) and checks each one's
+    positions with ``ts_match_vq`` — the function form of ``@@``, which the planner cannot send
+    to the word index: a bitmap over both indexes would read the whole list of every word of
+    the phrase, most of the table for common words. A key stands for several pairs, so the
+    check is what decides. ``pairs=False`` (a walk over the newest messages, where most
     match) leaves the pairs out."""
     words = f"{alias}search_words"
     if not (pairs and terms.pairs):
         return f"{words} @@ {query}", []
-    expression = PAIR_INDEX_SQL.replace("search_words", words)
     return (
-        f"{expression} @> {PAIR_KEYS_SQL} AND ts_match_vq({words}, {query})",
-        [list(terms.pairs)],
+        f"{alias}{PAIR_INDEX_SQL} @> {PAIR_KEYS_SQL} AND ts_match_vq({words}, {query})",
+        [query_pair_keys(terms.pairs)],
     )
 
 
@@ -128,7 +128,7 @@ def _newest_checked_candidates(
     same key lets the nested loop hand the ids over without another sort."""
     candidates = (
         f"SELECT m.id + 0 AS id FROM messages m "
-        f"WHERE {PAIR_INDEX_SQL.replace('search_words', 'm.search_words')} @> {PAIR_KEYS_SQL}"
+        f"WHERE m.{PAIR_INDEX_SQL} @> {PAIR_KEYS_SQL}"
         f"{where} ORDER BY 1 {direction} OFFSET 0"
     )
     sql = (
@@ -136,7 +136,7 @@ def _newest_checked_candidates(
         f"WHERE x.id = c.id AND ts_match_vq(x.search_words, {_QUERY})) checked "
         f"ORDER BY c.id {direction}"
     )
-    return sql, [list(terms.pairs), *params, terms.tsquery]
+    return sql, [query_pair_keys(terms.pairs), *params, terms.tsquery]
 
 
 def _occurrences_sql(terms: QueryTerms) -> tuple[str, list[object]]:

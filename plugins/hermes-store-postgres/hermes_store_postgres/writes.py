@@ -20,6 +20,7 @@ from hermes_core.store.facade import AppendedRows
 from hermes_core.store.session_writes import message_rows
 
 from .fulltext import cjk_runs
+from .pair_keys import message_pair_keys
 
 if TYPE_CHECKING:
     import psycopg
@@ -56,13 +57,19 @@ COPY_FROM = 200
 migrations); smaller ones (a live turn) with one ``INSERT``, which costs one round trip less."""
 _MESSAGE_COLUMNS = (
     "id, session_id, role, content, tool_calls, tool_call_id, tool_name, reasoning, timestamp, "
-    "token_count, platform_message_id, cjk_text"
+    "token_count, platform_message_id, cjk_text, pair_keys"
 )
 _TYPED_MARKS = (
     "(%s::bigint, %s::text, %s::text, %s::text, %s::text, %s::text, %s::text, %s::text, "
-    "%s::float8, %s::bigint, %s::text, %s::text)"
+    "%s::float8, %s::bigint, %s::text, %s::text, %s::int4[])"
 )
 """One message row of :func:`_insert_reserving`: its place in the batch, then the columns."""
+
+
+def _with_search_columns(rows: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The rows of :func:`~hermes_core.store.session_writes.message_rows` (the text third)
+    with the search columns the client computes: the CJK runs and the pair keys."""
+    return [(*row, cjk_runs(row[2]), message_pair_keys(row[2])) for row in rows]
 
 
 def _failures(db: Db) -> contextlib.AbstractContextManager[Any]:
@@ -95,12 +102,12 @@ class InsertedMessages(NamedTuple):
 def insert_messages(
     db: Db, session_id: str, messages: Iterable[Message], default_timestamp: float
 ) -> InsertedMessages:
-    """Insert messages (their search columns fill themselves); returns their ids in order.
+    """Insert messages (with their search columns); returns their ids in order.
     Session counters are the caller's business. A batch of :data:`COPY_FROM` messages or more
     goes through ``COPY`` (a bulk load: an import, a restore, a migration), a smaller one
     through one ``INSERT`` (a live turn)."""
     built = message_rows(session_id, messages, default_timestamp)
-    rows = [(*row, cjk_runs(row[2])) for row in built.rows]
+    rows = _with_search_columns(built.rows)
     tool_calls, last_timestamp = built.tool_calls, built.last_timestamp
     if not rows:
         return InsertedMessages([], 0, None)
@@ -130,10 +137,10 @@ _INSERT_RESERVED = (
     f"INSERT INTO messages ({_MESSAGE_COLUMNS}) "
     "SELECT reserved.first + row.place, row.session_id, row.role, row.content, "
     "row.tool_calls, row.tool_call_id, row.tool_name, row.reasoning, row.timestamp, "
-    "row.token_count, row.platform_message_id, row.cjk_text "
+    "row.token_count, row.platform_message_id, row.cjk_text, row.pair_keys "
     "FROM reserved, (VALUES {values}) AS row(place, session_id, role, content, tool_calls, "
     "tool_call_id, tool_name, reasoning, timestamp, token_count, platform_message_id, "
-    "cjk_text)"
+    "cjk_text, pair_keys)"
 )
 """The rows of a batch inserted at the ids of a ``reserved`` CTE (``values``: the batch's
 :data:`_TYPED_MARKS`)."""
@@ -159,7 +166,7 @@ def append_live(
     then the ids are drawn, then the rows inserted. ``None``, having written nothing, when
     there is no such session."""
     built = message_rows(session_id, messages, default_timestamp)
-    rows = [(*row, cjk_runs(row[2])) for row in built.rows]
+    rows = _with_search_columns(built.rows)
     values, flat = _typed_rows(rows)
     found = db.execute(
         "WITH state AS ("

@@ -79,7 +79,7 @@ def test_the_size_split_counts_every_full_text_index(
     name = postgres_url.rsplit("/", 1)[1]
     indexes = int(
         postgres_cluster.sql(
-            "SELECT pg_relation_size('idx_messages_words') + pg_relation_size('idx_messages_pair_keys')"
+            "SELECT pg_relation_size('idx_messages_words') + pg_relation_size('idx_messages_pair_hashes')"
             " + pg_relation_size('idx_messages_cjk')",
             database=name,
         )

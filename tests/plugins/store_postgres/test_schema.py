@@ -8,6 +8,7 @@ import threading
 import psycopg
 import pytest
 from hermes_hookspecs import Message
+from hermes_store_postgres.pair_keys import message_pair_keys, query_pair_keys
 from hermes_store_postgres.schema import SCHEMA_VERSION, migrate
 from hermes_store_postgres.testing import Cluster, fresh_database
 
@@ -100,20 +101,16 @@ def test_a_version_1_store_gets_the_phrase_pair_index_and_its_phrases_are_still_
         )
         assert (
             sql(
-                "SELECT count(*) FROM pg_indexes WHERE indexname = 'idx_messages_pair_keys'",
+                "SELECT count(*) FROM pg_indexes WHERE indexname = 'idx_messages_pair_hashes'",
                 database=name,
             )
             == "1"
         )
-        assert (
-            sql(
-                "SELECT array(SELECT DISTINCT unnest(hermes_pair_keys(search_words)) ORDER BY 1) "
-                "= array(SELECT DISTINCT unnest(hermes_phrase_keys('{\"back tonight\","
-                "\"deploy will\",\"roll back\",\"the deploy\",\"will roll\"}')) ORDER BY 1) "
-                "FROM messages ORDER BY id LIMIT 1",
-                database=name,
-            )
-            == "t"
+        expected = query_pair_keys(
+            ["back tonight", "deploy will", "roll back", "the deploy", "will roll"]
+        )
+        assert sql("SELECT pair_keys FROM messages ORDER BY id LIMIT 1", database=name) == (
+            "{" + ",".join(map(str, expected)) + "}"
         )
         found = session_search(store, query='"roll back"')
         assert [r["match_message_id"] for r in found["results"]] == [1]
@@ -144,8 +141,8 @@ def test_a_version_2_store_writes_its_pair_index_through_and_keeps_finding_phras
         assert sql("SELECT version FROM hermes_schema_version", database=name) == str(
             SCHEMA_VERSION
         )
-        pending = "SELECT pending_tuples FROM pgstatginindex('idx_messages_pair_keys')"
-        assert sql(options % "idx_messages_pair_keys", database=name) == "{fastupdate=off}"
+        pending = "SELECT pending_tuples FROM pgstatginindex('idx_messages_pair_hashes')"
+        assert sql(options % "idx_messages_pair_hashes", database=name) == "{fastupdate=off}"
         assert sql(pending, database=name) == "0"
         assert sql(options % "idx_messages_words", database=name) == ""
         # Found through the pair keys and each candidate's positions.
@@ -218,7 +215,7 @@ def test_a_version_4_store_folds_accents_once_upgraded(
             "SELECT version FROM hermes_schema_version", database=name
         ) == str(SCHEMA_VERSION)
         for index in (
-            "idx_messages_words", "idx_messages_pair_keys", "idx_messages_conversation_words"
+            "idx_messages_words", "idx_messages_pair_hashes", "idx_messages_conversation_words"
         ):
             assert postgres_cluster.sql(
                 f"SELECT count(*) FROM pg_indexes WHERE indexname = '{index}'", database=name
@@ -319,25 +316,39 @@ def test_a_version_7_store_gets_the_gateway_inbox(
         store.close()
 
 
-def test_a_version_9_store_stops_gathering_statistics_of_the_pair_keys(
-    postgres_url: str, postgres_cluster: Cluster
+@pytest.mark.parametrize("version", [9, 10])
+def test_a_version_9_or_10_store_gets_the_client_s_pair_keys_and_no_statistics_of_them(
+    postgres_url: str, postgres_cluster: Cluster, version: int
 ) -> None:
-    rows = ", ".join(f"('{SESSION}', 'user', 'the deploy will roll back {n}', 2)" for n in range(50))
-    name = old_store(postgres_url, postgres_cluster, 9, rows)
+    """Schema 11: the keys the server computed (and, before 10, gathered statistics of at every
+    ANALYZE) become a column the client writes; the upgrade stores them for every message."""
+    texts = [f"the deploy will roll back {n}" for n in range(50)] + ["İstanbul foo\u212abar x"]  # Kelvin sign
+    rows = ", ".join(f"('{SESSION}', 'user', '{text}', 2)" for text in texts)
+    name = old_store(postgres_url, postgres_cluster, version, rows)
     sql = postgres_cluster.sql
-    pair_statistics = "SELECT count(*) FROM pg_stats WHERE tablename = 'idx_messages_pair_keys'"
     sql("ANALYZE messages", database=name)
-    assert sql(pair_statistics, database=name) == "1"  # v9: computed again by every ANALYZE
     store = open_url(postgres_url, host=PluginHost())
     try:
         assert sql("SELECT version FROM hermes_schema_version", database=name) == str(
             SCHEMA_VERSION
         )
+        with psycopg.connect(postgres_url) as db:
+            stored = db.execute("SELECT content, pair_keys FROM messages ORDER BY id").fetchall()
+        assert [row[1] for row in stored] == [message_pair_keys(row[0]) for row in stored]
+        assert len(stored) == len(texts) and all(row[1] for row in stored)
+        for gone in (
+            "SELECT count(*) FROM pg_proc WHERE proname IN ('hermes_pair_keys', "
+            "'hermes_phrase_keys')",
+            "SELECT count(*) FROM pg_indexes WHERE indexname = 'idx_messages_pair_keys'",
+        ):
+            assert sql(gone, database=name) == "0"
+        sql("ANALYZE messages", database=name)
         assert sql(
-            "SELECT attstattarget FROM pg_attribute "
-            "WHERE attrelid = 'idx_messages_pair_keys'::regclass",
+            "SELECT count(*) FROM pg_stats WHERE tablename = 'messages' AND attname = 'pair_keys'",
             database=name,
         ) == "0"
         assert session_search(store, query='"will roll back"')["count"] == 1  # one session
+        # PostgreSQL lowercases İ and the Kelvin sign to ASCII: so do the keys.
+        assert session_search(store, query='"istanbul fookbar x"')["count"] == 1
     finally:
         store.close()
