@@ -11,6 +11,7 @@ backup is written: back a PostgreSQL database up with ``pg_dump``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hermes_core.store.maintenance import RepairReport
@@ -67,6 +68,19 @@ def find_problems(db: Db) -> list[str]:
     return problems
 
 
+def _recompute(
+    db: Db, message_ids: list[int], column: str, derive: Callable[[str], object]
+) -> None:
+    """Write ``column`` of each message again, derived from its text by ``derive``."""
+    for message_id in message_ids:
+        row = db.execute("SELECT content FROM messages WHERE id = %s", (message_id,)).fetchone()
+        if row is not None:
+            db.execute(
+                f"UPDATE messages SET {column} = %s WHERE id = %s",
+                (derive(str(row[0])), message_id),
+            )
+
+
 def repair(db: Db, *, check_only: bool = False) -> RepairReport:
     """Check the store; unless ``check_only``, rebuild what is out of step."""
     report = RepairReport(problems=find_problems(db))
@@ -78,21 +92,9 @@ def repair(db: Db, *, check_only: bool = False) -> RepairReport:
     report.actions.append("rebuilt the table indexes (REINDEX TABLE)")
     with db.transaction():
         drifted = _drifted_cjk(db)
-        for message_id in drifted:
-            row = db.execute("SELECT content FROM messages WHERE id = %s", (message_id,)).fetchone()
-            if row is not None:
-                db.execute(
-                    "UPDATE messages SET cjk_text = %s WHERE id = %s",
-                    (cjk_runs(str(row[0])), message_id),
-                )
+        _recompute(db, drifted, "cjk_text", cjk_runs)
         keyless = _missing_pair_keys(db)
-        for message_id in keyless:
-            row = db.execute("SELECT content FROM messages WHERE id = %s", (message_id,)).fetchone()
-            if row is not None:
-                db.execute(
-                    "UPDATE messages SET pair_keys = %s WHERE id = %s",
-                    (message_pair_keys(str(row[0])), message_id),
-                )
+        _recompute(db, keyless, "pair_keys", message_pair_keys)
         recounted = db.execute(
             "UPDATE sessions s SET "
             "message_count = (SELECT count(*) FROM messages m WHERE m.session_id = s.id), "

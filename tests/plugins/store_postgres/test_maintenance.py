@@ -56,10 +56,11 @@ def test_repair_finds_and_rebuilds_what_drifted(
     postgres_cluster.sql(
         "UPDATE sessions SET message_count = 9, tool_call_count = 0", database=database
     )
-    postgres_cluster.sql("UPDATE messages SET cjk_text = NULL", database=database)
+    postgres_cluster.sql("UPDATE messages SET cjk_text = NULL, pair_keys = NULL", database=database)
     checked = _hermes(tmp_path, postgres_url, "sessions", "repair", "--check-only")
     assert checked.returncode == 1
-    assert "2 problem(s)" in checked.stdout
+    assert "3 problem(s)" in checked.stdout
+    assert "2 message(s) without their phrase pair keys" in checked.stdout
     assert "1 session(s) with message counters out of step" in checked.stdout
     assert "1 message(s) with the CJK index column out of step" in checked.stdout
     repaired = _hermes(tmp_path, postgres_url, "sessions", "repair")
@@ -70,6 +71,8 @@ def test_repair_finds_and_rebuilds_what_drifted(
         session = store.get_session(session_id)
         assert (session.message_count, session.tool_call_count) == (2, 1)
         assert store.search_index.cjk_matches("量子纠缠", 10) != []
+    keyless = "SELECT count(*) FROM messages WHERE pair_keys IS NULL"
+    assert postgres_cluster.sql(keyless, database=database) == "0"
 
 
 def test_the_size_split_counts_every_full_text_index(
