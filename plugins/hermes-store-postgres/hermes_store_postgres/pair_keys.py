@@ -53,12 +53,16 @@ LONGEST_WORD_BYTES = 2046
 with them."""
 
 _ASCII_WORD = re.compile(r"[A-Za-z0-9]+")
+_LOWER_ASCII_WORD = re.compile(rb"[a-z0-9]+")
 _ANY_WORD = re.compile(r"[^\W_]+")
 _SCIENTIFIC_HEAD = re.compile(r"[0-9][eE][0-9]+[^\W_]")
 """A word that begins like ``1e5`` and goes on (cheap test before cutting every word)."""
-_SCIENTIFIC_WORD = re.compile(r"([0-9]+[eE][0-9]+)(.+)")
-_MAYBE_LONG_WORD = re.compile(r"[^\W_]{512,}")
-"""A run that may be 2,048 bytes long (a character is at most 4 bytes in UTF-8)."""
+_SCIENTIFIC_WORD = re.compile(rb"([0-9]+[eE][0-9]+)(.+)")
+_MAY_BE_LONG = 512
+"""Words at least this many characters long may be 2,047 bytes (4 bytes a character at most)."""
+
+Words = list[bytes]
+"""One reading of a text: its words in order, UTF-8."""
 
 
 def pair_key(pair: str) -> int:
@@ -72,12 +76,14 @@ def message_pair_keys(content: str) -> list[int]:
     from .fulltext import fold_accents
 
     folded = fold_accents(content[:INDEXED_CHARS])
-    readings = [_ascii_words(folded)]
-    if not folded.isascii():
-        readings.append(_unicode_words(folded))
+    readings: list[Words]
+    if folded.isascii():
+        readings = [_LOWER_ASCII_WORD.findall(folded.lower().encode())]
+    else:
+        readings = [_ascii_words(folded), _unicode_words(folded)]
     if _SCIENTIFIC_HEAD.search(folded) is not None:
         readings += [_scientific_cut(words) for words in readings]
-    if _MAYBE_LONG_WORD.search(folded) is not None:
+    if any(len(word) >= _MAY_BE_LONG for words in readings for word in words):
         readings += [_without_long(words) for words in readings]
     keys: set[int] = set()
     for words in readings:
@@ -90,34 +96,39 @@ def query_pair_keys(pairs: Sequence[str]) -> list[int]:
     return sorted({pair_key(pair) for pair in pairs})
 
 
-def _ascii_words(folded: str) -> list[str]:
+def _ascii_words(folded: str) -> Words:
     """The ``C`` locale's reading: ASCII runs, lowercased."""
-    return [word.lower() for word in _ASCII_WORD.findall(folded)]
+    return [word.lower().encode() for word in _ASCII_WORD.findall(folded)]
 
 
-def _unicode_words(folded: str) -> list[str]:
+def _unicode_words(folded: str) -> Words:
     """A Unicode locale's reading: runs of any letters and digits, each letter lowercased on
     its own (the simple case mapping, as ``towlower``: ``İ`` is ``i``)."""
     return [
-        word.lower() if word.isascii() else "".join(char.lower()[0] for char in word)
+        (word.lower() if word.isascii() else "".join(char.lower()[0] for char in word)).encode(
+            "utf-8", "surrogatepass"
+        )
         for word in _ANY_WORD.findall(folded)
     ]
 
 
-def _scientific_cut(words: list[str]) -> list[str]:
+def _scientific_cut(words: Words) -> Words:
     """The words as the parser cuts them: ``12e3e4`` is the number ``12e3``, then ``e4``."""
-    cut: list[str] = []
+    cut: Words = []
     for word in words:
         head = _SCIENTIFIC_WORD.fullmatch(word)
         cut.extend(head.groups() if head else (word,))
     return cut
 
 
-def _without_long(words: list[str]) -> list[str]:
-    return [word for word in words if len(word.encode("utf-8", "surrogatepass")) <= LONGEST_WORD_BYTES]
+def _without_long(words: Words) -> Words:
+    return [word for word in words if len(word) <= LONGEST_WORD_BYTES]
 
 
-def _keys_of(words: Iterable[str]) -> Iterable[int]:
-    for first, second in itertools.pairwise(words):
-        if first.isascii() and second.isascii():
-            yield pair_key(f"{first} {second}")
+def _keys_of(words: Words) -> Iterable[int]:
+    crc32 = zlib.crc32
+    return (
+        crc32(first + b" " + second) & _KEY_MASK
+        for first, second in itertools.pairwise(words)
+        if first.isascii() and second.isascii()
+    )
