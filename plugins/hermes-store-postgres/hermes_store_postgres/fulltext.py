@@ -109,12 +109,6 @@ class QueryTerms:
     """Adjacent word pairs (``"that will"``) every match must hold: those of the phrases the
     query requires (not under ``OR`` or ``NOT``), whole ASCII words only. The pair index
     (:data:`PAIR_INDEX_SQL`) narrows a phrase's candidates to the messages holding them."""
-    pairs_decide: bool = False
-    """Whether holding :attr:`pairs` is the whole match: the query is only two-word phrases
-    (AND-ed), each of them a pair. (Schemas 2–8 indexed the pairs as text and such a query
-    needed no second look at the positions; schema 9's hashed keys are shared by several
-    pairs, so the search checks every candidate's positions and no longer reads this.)"""
-
     tree: QueryNode | None = None
     """The parsed query (what :meth:`phrases_in` evaluates)."""
 
@@ -232,8 +226,6 @@ class _Parser:
         self.positive: list[tuple[str, bool]] = []
         self.phrases: list[Phrase] = []
         self.pairs: list[str] = []
-        self.pairs_decide = True
-        """Still only two-word, pairable phrases, AND-ed (see :attr:`QueryTerms.pairs_decide`)."""
         self._negated = 0
 
     def _peek(self) -> tuple[str, str] | None:
@@ -261,7 +253,6 @@ class _Parser:
         if len(parts) == 1:
             return parts[0]
         del self.pairs[pairs_before:]  # a phrase in one branch of an OR is not required
-        self.pairs_decide = False
         kept = [part for part in parts if part.kind != "nothing"]  # FTS5 drops them
         if len(kept) <= 1:
             return kept[0] if kept else NOTHING
@@ -280,7 +271,6 @@ class _Parser:
         result = self._operand()
         while self._peek() == ("op", "NOT"):
             self._take()
-            self.pairs_decide = False
             self._negated += 1
             excluded = self._operand()
             self._negated -= 1
@@ -304,7 +294,6 @@ class _Parser:
         if self._peek() != ("(", "("):
             return self._primary()
         self._take()
-        self.pairs_decide = False
         inner = self._or()
         if self._peek() != (")", ")"):
             raise QueryRejected("unbalanced parentheses")
@@ -319,23 +308,20 @@ class _Parser:
             prefix = self._peek() == ("*", "*")
             if prefix:
                 self._take()
-            return self._term(text, prefix, phrase=True)
+            return self._term(text, prefix)
         if kind == "word":
             prefix = text.endswith("*")
             if not prefix and self._peek() == ("*", "*"):  # FTS5 reads ``pre *`` as ``pre*``
                 self._take()
                 prefix = True
-            return self._term(text.rstrip("*"), prefix, phrase=False)
+            return self._term(text.rstrip("*"), prefix)
         raise QueryRejected(f"syntax error near {text!r}")
 
-    def _term(self, text: str, prefix: bool, *, phrase: bool) -> QueryNode:
+    def _term(self, text: str, prefix: bool) -> QueryNode:
         if not _WORD.search(text):  # ``" "``, ``"-"``, an emoji: a phrase of no words
-            self.pairs_decide = False
             return NOTHING
         query, terms = _lexemes(text, prefix)
         pairs = _required_pairs(terms)
-        if not (phrase and len(terms) == 2 and len(pairs) == 1):
-            self.pairs_decide = False
         if not self._negated:
             self.positive.extend(terms)
             self.phrases.append(tuple(terms))
@@ -375,7 +361,6 @@ def to_tsquery_text(fts: str) -> QueryTerms:
         tuple(dict.fromkeys(parser.positive)),
         tuple(dict.fromkeys(parser.phrases)),
         tuple(dict.fromkeys(parser.pairs)),
-        pairs_decide=parser.pairs_decide,
         tree=tree,
     )
 

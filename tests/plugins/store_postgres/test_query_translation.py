@@ -57,27 +57,6 @@ def test_the_word_pairs_every_match_must_hold(fts: str, pairs: tuple[str, ...]) 
 
 
 @pytest.mark.parametrize(
-    ("fts", "decide"),
-    [
-        ('"compose up"', True),
-        ('"compose up" "roll back"', True),
-        ('"compose up" AND "roll back"', True),
-        ('"foo_bar"', True),  # the two words foo and bar
-        ('"docker compose up"', False),  # both pairs, but not necessarily one run of three
-        ('"compose up" rollout', False),
-        ('"compose up" OR "roll back"', False),
-        ('"compose up" NOT "roll back"', False),
-        ('("compose up")', False),
-        ('"compose up" *', False),
-        ('"smørrebrød au"', False),
-        ("compose", False),
-    ],
-)
-def test_only_two_word_phrases_are_decided_by_their_pairs(fts: str, decide: bool) -> None:
-    assert to_tsquery_text(fts).pairs_decide is decide
-
-
-@pytest.mark.parametrize(
     "fts",
     ['docker" AND (', "foo-bar", "c++", "a.b_c", "NOT docker", "docker OR", "(a b", "a)",
      "title:docker", "NEAR(a b)", "", "*", "'; DROP TABLE messages; --"],
