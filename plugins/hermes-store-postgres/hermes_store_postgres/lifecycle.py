@@ -22,6 +22,7 @@ from hermes_core.store.errors import StoreUnavailable
 from hermes_core.store.lifecycle_queries import LifecycleRows, LifecycleRowsTransaction
 from hermes_core.store.maintenance import SizeSplit, StoreStats
 
+from .schema import PAIR_INDEX
 from .selection_sql import build_where
 from .statements import PostgresSql
 
@@ -38,7 +39,7 @@ TABLES = ("sessions", "messages", "system_prompts", "gateway_routing", "state_me
           "import_files", "hermes_schema_version")  # fmt: skip
 
 
-_FULLTEXT_INDEXES = ("idx_messages_words", "idx_messages_pair_hashes", "idx_messages_cjk")
+_FULLTEXT_INDEXES = ("idx_messages_words", PAIR_INDEX, "idx_messages_cjk")
 
 
 class PostgresLifecycle(LifecycleRows):

@@ -41,6 +41,8 @@ from collections.abc import Iterable, Sequence
 
 from hermes_core.store.fulltext import INDEXED_CHARS
 
+from .fulltext import fold_accents
+
 PAIR_KEY_BITS = 20
 """A pair's key is ``crc32`` of the pair (``"that will"``, UTF-8) cut to this many bits: 2**20
 keys shared by many pairs. More bits mean fewer false candidates and a larger, slower-to-build
@@ -67,14 +69,17 @@ Words = list[bytes]
 
 def pair_key(pair: str) -> int:
     """The key of one pair of words (``"that will"``, lowercased)."""
-    return zlib.crc32(pair.encode()) & _KEY_MASK
+    first, _, second = pair.encode().partition(b" ")
+    return _key(first, second)
+
+
+def _key(first: bytes, second: bytes) -> int:
+    return zlib.crc32(first + b" " + second) & _KEY_MASK
 
 
 def message_pair_keys(content: str) -> list[int]:
     """The sorted keys of every pair of adjacent words in a message's text under any reading
     PostgreSQL may give it (see the module doc): what a write stores in ``pair_keys``."""
-    from .fulltext import fold_accents
-
     folded = fold_accents(content[:INDEXED_CHARS])
     readings: list[Words]
     if folded.isascii():
@@ -126,9 +131,8 @@ def _without_long(words: Words) -> Words:
 
 
 def _keys_of(words: Words) -> Iterable[int]:
-    crc32 = zlib.crc32
     return (
-        crc32(first + b" " + second) & _KEY_MASK
+        _key(first, second)
         for first, second in itertools.pairwise(words)
         if first.isascii() and second.isascii()
     )

@@ -3,8 +3,9 @@
 PostgreSQL keeps its own tables and indexes consistent, so what can drift is what the store
 derives: each session's message and tool-call counters, and each message's CJK column (the
 trigram-indexed copy of its CJK runs) and phrase pair keys (a message written by something
-else than Hermes may lack them, and a phrase search would then never find it). An index left invalid (an interrupted
-``CREATE INDEX CONCURRENTLY`` by an administrator, say) is reported too. Repairing runs
+else than Hermes may lack them, and a phrase search would then never find it). An index left
+invalid (an interrupted ``CREATE INDEX CONCURRENTLY`` by an administrator, say) is reported
+too. Repairing runs
 ``REINDEX TABLE`` on the store's tables and recomputes what drifted, in one transaction. No
 backup is written: back a PostgreSQL database up with ``pg_dump``.
 """

@@ -106,10 +106,14 @@ def _match(terms: QueryTerms, query: str, alias: str = "", *, pairs: bool = True
     words = f"{alias}search_words"
     if not (pairs and terms.pairs):
         return f"{words} @@ {query}", []
-    return (
-        f"{alias}{PAIR_INDEX_SQL} @> {PAIR_KEYS_SQL} AND ts_match_vq({words}, {query})",
-        [query_pair_keys(terms.pairs)],
-    )
+    holds_keys, keys = _holds_pair_keys(terms, alias)
+    return f"{holds_keys} AND ts_match_vq({words}, {query})", keys
+
+
+def _holds_pair_keys(terms: QueryTerms, alias: str) -> tuple[str, list[object]]:
+    """The condition "the message holds a key of each of the query's pairs" (what the pair
+    index answers) and its parameter."""
+    return f"{alias}{PAIR_INDEX_SQL} @> {PAIR_KEYS_SQL}", [query_pair_keys(terms.pairs)]
 
 
 def _newest_checked_candidates(
@@ -126,17 +130,17 @@ def _newest_checked_candidates(
     bounded road wants 300. The fenced subquery keeps its order (``ORDER BY`` and
     ``OFFSET 0``: it is not merged into the outer query), and the outer ``ORDER BY`` on the
     same key lets the nested loop hand the ids over without another sort."""
+    holds_keys, keys = _holds_pair_keys(terms, "m.")
     candidates = (
-        f"SELECT m.id + 0 AS id FROM messages m "
-        f"WHERE m.{PAIR_INDEX_SQL} @> {PAIR_KEYS_SQL}"
-        f"{where} ORDER BY 1 {direction} OFFSET 0"
+        f"SELECT m.id + 0 AS id FROM messages m WHERE {holds_keys}{where} "
+        f"ORDER BY 1 {direction} OFFSET 0"
     )
     sql = (
         f"SELECT c.id FROM ({candidates}) c, LATERAL (SELECT 1 FROM messages x "
         f"WHERE x.id = c.id AND ts_match_vq(x.search_words, {_QUERY})) checked "
         f"ORDER BY c.id {direction}"
     )
-    return sql, [query_pair_keys(terms.pairs), *params, terms.tsquery]
+    return sql, [*keys, *params, terms.tsquery]
 
 
 def _occurrences_sql(terms: QueryTerms) -> tuple[str, list[object]]:

@@ -218,12 +218,11 @@ class PostgresStore(StoreFacade):
 
     def update_message_content(self, message_id: int, content: str) -> None:
         """Replace a message's text (its search columns follow)."""
-        from .fulltext import cjk_runs
-        from .pair_keys import message_pair_keys
+        from .writes import search_columns
 
         changed = self._db.execute(
             "UPDATE messages SET content = %s, cjk_text = %s, pair_keys = %s WHERE id = %s",
-            (content, cjk_runs(content), message_pair_keys(content), message_id),
+            (content, *search_columns(content), message_id),
         ).rowcount
         if not changed:
             raise KeyError(f"no message {message_id}")

@@ -66,10 +66,16 @@ _TYPED_MARKS = (
 """One message row of :func:`_insert_reserving`: its place in the batch, then the columns."""
 
 
+def search_columns(content: str) -> tuple[str | None, list[int]]:
+    """The search columns the client computes from a message's text: ``cjk_text`` (its CJK
+    runs) and ``pair_keys``; the server generates ``search_words`` itself."""
+    return cjk_runs(content), message_pair_keys(content)
+
+
 def _with_search_columns(rows: Iterable[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
     """The rows of :func:`~hermes_core.store.session_writes.message_rows` (the text third)
-    with the search columns the client computes: the CJK runs and the pair keys."""
-    return [(*row, cjk_runs(row[2]), message_pair_keys(row[2])) for row in rows]
+    with :func:`search_columns` after them."""
+    return [(*row, *search_columns(row[2])) for row in rows]
 
 
 def _failures(db: Db) -> contextlib.AbstractContextManager[Any]:
